@@ -1,0 +1,223 @@
+"""The backward engine: runs recorded nodes from the roots to the leaves, summing gradients.
+
+Every edge points from a node to one created before it, so running the reachable nodes by
+decreasing ``sequence_nr`` visits every consumer before its producers: no dependency counting
+and no recursion (graphs of 100k+ nodes are fine). The engine knows no op; it only calls
+``Node.apply``, reduces broadcast gradients to each input's shape, and runs hooks.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from funcgrad.autograd.grad_mode import STATE
+from funcgrad.autograd.graph import AccumulateGrad, Node
+
+__all__ = ["run_backward"]
+
+
+def _reachable(roots: Sequence[Node]) -> list[Node]:
+    """Every node reachable from ``roots``, latest-created first."""
+    seen = set(roots)
+    stack = list(seen)
+    while stack:
+        for nxt, _ in stack.pop().next_functions:
+            if nxt is not None and nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return sorted(seen, key=_sequence_nr, reverse=True)
+
+
+def _sequence_nr(node: Node) -> int:
+    return node.sequence_nr
+
+
+def _on_path(order: list[Node], targets: set[Node]) -> set[Node]:
+    """The nodes of ``order`` that lead to a target: only these need to run."""
+    leads: set[Node] = set()
+    for node in reversed(order):  # producers first, so children are decided before parents
+        if any(nxt in leads or nxt in targets for nxt, _ in node.next_functions):
+            leads.add(node)
+    return leads
+
+
+def _sum_to(grad: Any, shape: tuple[int, ...], batch: int) -> Any:
+    """Sum a gradient of a broadcast shape down to ``shape`` (keeping ``batch`` leading dims)."""
+    from funcgrad.ops import sum_to
+
+    if batch:
+        return sum_to(grad, tuple(grad.shape[:batch]) + tuple(shape))
+    return sum_to(grad, shape)
+
+
+def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Sequence[Any] | None = None,
+                 retain_graph: bool = False, create_graph: bool = False, accumulate: bool = True,
+                 batch: int = 0) -> list[Any] | None:
+    """Send ``root_grads`` back from ``roots`` (Tensors) through the graph.
+
+    Args:
+        roots, root_grads: output tensors and the gradients to start from (arrays, or Tensors when
+            ``create_graph``).
+        inputs: if given, only nodes that lead to these tensors run, and their gradients are returned
+            (``accumulate=False``) or added to their ``.grad`` (``accumulate=True``).
+        retain_graph: keep saved values so the graph can be used again.
+        create_graph: run the rules on Tensors in grad mode so the backward pass is itself recorded.
+        batch: the number of leading batch dimensions every gradient carries.
+
+    Returns:
+        With ``inputs`` and ``accumulate=False``, one gradient (or None) per input; else None.
+    """
+    pending = _GradBuffer()
+    for root, grad in zip(roots, root_grads):
+        node, nr = root._edge()
+        pending.add(node, nr, grad)
+    order = _reachable(list(pending.slots))
+
+    captures: dict[tuple[Node, int], list[int]] = {}
+    run: set[Node] | None = None
+    targets: set[Node] = set()
+    if inputs is not None:
+        for i, t in enumerate(inputs):
+            captures.setdefault(t._edge(), []).append(i)
+        targets = {node for node, _ in captures}
+        run = _on_path(order, targets)
+        if accumulate:
+            run.update(n for n in targets if type(n) is AccumulateGrad)
+    captured: list[Any] = [None] * (len(inputs) if inputs is not None else 0)
+
+    slots = pending.slots
+    prev = STATE.grad_enabled
+    STATE.grad_enabled = create_graph
+    try:
+        for node in order:
+            grads = slots.pop(node, None)  # popped now so its memory goes as soon as it is used
+            if grads is None:
+                continue
+            if pending.owned:
+                pending.forget(node, len(grads))
+            if node._hooks is not None:
+                grads = _run_pre_hooks(node, grads, create_graph)
+            if captures:
+                for nr, g in enumerate(grads):
+                    for i in captures.get((node, nr), ()):
+                        captured[i] = g
+                if node not in run:  # type: ignore[operator]
+                    continue
+            grads_in = node.apply(grads, create_graph)
+            if node._hooks is not None and node._hooks.post:
+                grads_in = _run_post_hooks(node, grads_in, grads)
+            if not retain_graph and node._saved:
+                node.release()
+            for (nxt, nr), g, meta in zip(node.next_functions, grads_in, node._shapes):
+                if nxt is None or g is None or (run is not None and nxt not in run and nxt not in targets):
+                    continue
+                shape, dtype = meta
+                if (g.shape[batch:] if batch else g.shape) != shape:
+                    g = _sum_to(g, shape, batch)
+                if g.dtype != dtype:
+                    g = g.astype(dtype)
+                if nxt._n_outputs == 1 and nxt not in slots:
+                    slots[nxt] = [g]
+                else:
+                    pending.add(nxt, nr, g)
+    finally:
+        STATE.grad_enabled = prev
+    if inputs is None:
+        return None
+    if accumulate:
+        for t, g in zip(inputs, captured):
+            if g is not None and t.grad_fn is not None:
+                _accumulate_into(t, g, create_graph)
+        return None
+    return captured
+
+
+class _GradBuffer:
+    """Gradients waiting for their node: one slot per node output. A sum the engine allocated itself
+    is remembered as owned, so further gradients for that slot are added into it in place."""
+
+    __slots__ = ("slots", "owned")
+
+    def __init__(self) -> None:
+        self.slots: dict[Node, list[Any]] = {}
+        self.owned: set[tuple[Node, int]] = set()
+
+    def add(self, node: Node, nr: int, grad: Any) -> None:
+        slots = self.slots.get(node)
+        if slots is None:
+            slots = self.slots[node] = [None] * node._n_outputs
+        current = slots[nr]
+        if current is None:
+            slots[nr] = grad
+        elif (node, nr) in self.owned and current.shape == grad.shape:
+            np.add(current, grad, out=current, casting="same_kind")
+        else:
+            slots[nr] = current + grad
+            if type(slots[nr]) is np.ndarray:
+                self.owned.add((node, nr))
+
+    def forget(self, node: Node, n_outputs: int) -> None:
+        """Drop the ownership marks of a node whose gradients were taken."""
+        for nr in range(n_outputs):
+            self.owned.discard((node, nr))
+
+
+def _run_pre_hooks(node: Node, grads: list[Any], create_graph: bool) -> list[Any]:
+    from funcgrad.tensor import Tensor
+
+    hooks = node._hooks
+    grads = list(grads)
+    for nr, fns in hooks.tensor_pre.items():  # type: ignore[union-attr]
+        for fn in list(fns.values()):
+            if grads[nr] is not None:
+                result = fn(_as_tensor(grads[nr]))
+                if result is not None:
+                    grads[nr] = result if create_graph else _as_array(result)
+    for nr, ref in hooks.retains.items():  # type: ignore[union-attr]
+        tensor = ref()
+        if tensor is not None and grads[nr] is not None:
+            g = grads[nr]
+            if tensor.grad is None:
+                tensor.grad = g if type(g) is Tensor else Tensor(np.array(_as_array(g), copy=True))
+            else:
+                tensor.grad = tensor.grad + g
+    for fn in list(hooks.pre.values()):  # type: ignore[union-attr]
+        result = fn(tuple(_as_tensor_or_none(g) for g in grads))
+        if result is not None:
+            grads = [r if create_graph or r is None else _as_array(r) for r in result]
+    return grads
+
+
+def _run_post_hooks(node: Node, grads_in: Any, grads_out: list[Any]) -> Any:
+    for fn in list(node._hooks.post.values()):  # type: ignore[union-attr]
+        result = fn(tuple(_as_tensor_or_none(g) for g in grads_in),
+                    tuple(_as_tensor_or_none(g) for g in grads_out))
+        if result is not None:
+            grads_in = [r if r is None or STATE.grad_enabled else _as_array(r) for r in result]
+    return grads_in
+
+
+def _accumulate_into(tensor: Any, grad: Any, create_graph: bool) -> None:
+    """``backward(inputs=...)`` on a non-leaf: add the captured gradient to its ``.grad``."""
+    if tensor.grad is None:
+        tensor.grad = _as_tensor(grad) if create_graph else _as_tensor(np.array(_as_array(grad), copy=True))
+    else:
+        tensor.grad = tensor.grad + grad
+
+
+def _as_tensor(value: Any) -> Any:
+    from funcgrad.tensor import Tensor
+
+    return value if isinstance(value, Tensor) else Tensor(value)
+
+
+def _as_tensor_or_none(value: Any) -> Any:
+    return None if value is None else _as_tensor(value)
+
+
+def _as_array(value: Any) -> np.ndarray:
+    from funcgrad.tensor import Tensor
+
+    return value.data if isinstance(value, Tensor) else np.asarray(value)

@@ -1,0 +1,127 @@
+"""Grad modes: whether operations record a backward graph, per thread.
+
+Each mode is a context manager and a decorator, as in PyTorch. This module only keeps the flag;
+the op registry and the engine read it.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _ThreadState(threading.local):
+    """Per-thread autograd flags; a new thread starts with grad mode on."""
+
+    grad_enabled: bool = True
+    inference: bool = False
+
+
+STATE = _ThreadState()
+
+
+def is_grad_enabled() -> bool:
+    """Return True if operations on tensors that require grad currently record a graph."""
+    return STATE.grad_enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    """Return True inside ``inference_mode()``."""
+    return STATE.inference
+
+
+class _Mode:
+    """Base of the grad-mode context managers: set the flags on enter, restore them on exit."""
+
+    _grad: bool | None = None
+    _inference: bool | None = None
+
+    def __enter__(self) -> None:
+        self._saved = (STATE.grad_enabled, STATE.inference)
+        if self._grad is not None:
+            STATE.grad_enabled = self._grad
+        if self._inference is not None:
+            STATE.inference = self._inference
+
+    def __exit__(self, *exc: object) -> None:
+        STATE.grad_enabled, STATE.inference = self._saved
+
+    def __call__(self, fn: F) -> F:
+        """Use the mode as a decorator: ``fn`` runs inside a fresh copy of this mode."""
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with self._clone():
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    def _clone(self) -> _Mode:
+        return self.__class__()
+
+
+class no_grad(_Mode):
+    """Disable graph recording: results of operations do not require grad.
+
+    Example:
+        >>> import funcgrad as fg
+        >>> x = fg.tensor([1.0], requires_grad=True)
+        >>> with fg.no_grad():
+        ...     y = x * 2
+        >>> y.requires_grad
+        False
+    """
+
+    _grad = False
+
+
+class enable_grad(_Mode):
+    """Enable graph recording, e.g. inside a ``no_grad`` block."""
+
+    _grad = True
+
+
+class set_grad_enabled(_Mode):
+    """Set grad mode on or off; acts at once when called, and as a context manager restores it.
+
+    Args:
+        mode: True to record graphs, False not to.
+    """
+
+    def __init__(self, mode: bool) -> None:
+        self._grad = bool(mode)
+        self._prev = (STATE.grad_enabled, STATE.inference)
+        STATE.grad_enabled = self._grad
+
+    def __enter__(self) -> None:
+        self._saved = self._prev
+
+    def __call__(self, fn: F) -> F:
+        # used as a decorator, the mode applies inside fn only, not from decoration on (as torch)
+        STATE.grad_enabled, STATE.inference = self._prev
+        return super().__call__(fn)
+
+    def _clone(self) -> _Mode:
+        return set_grad_enabled(bool(self._grad))
+
+
+class inference_mode(_Mode):
+    """Like ``no_grad``, for code that will never need gradients of what it computes.
+
+    Args:
+        mode: True (default) to enter inference mode, False to make this a no-op.
+    """
+
+    def __init__(self, mode: bool = True) -> None:
+        self._mode = mode
+        if mode:
+            self._grad, self._inference = False, True
+
+    def _clone(self) -> _Mode:
+        return inference_mode(self._mode)

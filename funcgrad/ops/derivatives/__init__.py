@@ -1,0 +1,1 @@
+"""The derivative table, one module per family of ops."""

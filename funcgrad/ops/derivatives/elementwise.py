@@ -1,0 +1,108 @@
+"""Derivatives of elementwise ops: one defop entry per op.
+
+A rule maps the output gradient to the gradient of one input. Names a rule may use:
+  g            gradient w.r.t. the op's output (may carry leading batch dimensions)
+  out          the op's result (read only)
+  x, y, ...    the op's inputs, named as in its public signature; <name>_shape for a shape only
+Rules use funcgrad ops (F.*) and operators only, never `.data`, so with create_graph=True their own
+graph is recorded and higher derivatives need nothing more. A rule may return its gradient in the
+broadcast shape; the engine sums it to the input's shape. Only the names a rule mentions are saved.
+"""
+import math  # noqa: I001
+
+import numpy as np
+import scipy.special as sp
+
+import funcgrad.ops as F
+from funcgrad.ops import formulas as R
+from funcgrad.ops import kernels as K
+from funcgrad.ops.registry import ELEMENTWISE, LINEAR, NONDIFF, defop, nondiff
+
+LN2, LN10, TWO_OVER_SQRT_PI = math.log(2.0), math.log(10.0), 2.0 / math.sqrt(math.pi)
+
+# ----- arithmetic -----------------------------------------------------------------------------
+add       = defop("add",       np.add,         x=lambda g: g,         y=lambda g: g,  jvp=LINEAR)
+sub       = defop("sub",       np.subtract,    x=lambda g: g,         y=lambda g: -g, jvp=LINEAR)
+mul       = defop("mul",       np.multiply,    x=lambda g, y: g * y,  y=lambda g, x: g * x)
+div       = defop("div",       np.true_divide, x=lambda g, y: g / y,  y=lambda g, out, y: -g * out / y)
+neg       = defop("neg",       np.negative,    x=lambda g: -g,        jvp=LINEAR)
+pow       = defop("pow",       np.power,       x=R.pow_base_grad,     y=R.pow_exponent_grad)
+remainder = defop("remainder", np.remainder,   x=lambda g: g,         y=lambda g, x, y: -g * F.floor_divide(x, y))
+reciprocal = defop("reciprocal", np.reciprocal, x=lambda g, out: -g * out * out)
+floor_divide = nondiff("floor_divide", np.floor_divide)  # integer-valued steps: no gradient, as torch
+
+# ----- exponentials and logarithms ------------------------------------------------------------
+exp   = defop("exp",   np.exp,   x=lambda g, out: g * out,              jvp=ELEMENTWISE)
+exp2  = defop("exp2",  K.exp2,   x=lambda g, out: g * out * LN2,        jvp=ELEMENTWISE)
+expm1 = defop("expm1", np.expm1, x=lambda g, out: g * (out + 1),        jvp=ELEMENTWISE)
+log   = defop("log",   np.log,   x=lambda g, x: g / x,                  jvp=ELEMENTWISE)
+log2  = defop("log2",  np.log2,  x=lambda g, x: g / (x * LN2),          jvp=ELEMENTWISE)
+log10 = defop("log10", np.log10, x=lambda g, x: g / (x * LN10),         jvp=ELEMENTWISE)
+log1p = defop("log1p", np.log1p, x=lambda g, x: g / (x + 1),            jvp=ELEMENTWISE)
+sqrt  = defop("sqrt",  np.sqrt,  x=lambda g, out: g / (2 * out),        jvp=ELEMENTWISE)
+rsqrt = defop("rsqrt", K.rsqrt,  x=lambda g, out: -0.5 * g * out ** 3,  jvp=ELEMENTWISE)
+square = defop("square", np.square, x=lambda g, x: 2 * g * x,           jvp=ELEMENTWISE)
+logaddexp = defop("logaddexp", np.logaddexp, x=lambda g, x, out: g * F.exp(x - out),
+                                             y=lambda g, y, out: g * F.exp(y - out))
+
+# ----- trigonometric and hyperbolic -----------------------------------------------------------
+sin   = defop("sin",   np.sin,     x=lambda g, x: g * F.cos(x),                   jvp=ELEMENTWISE)
+cos   = defop("cos",   np.cos,     x=lambda g, x: -g * F.sin(x),                  jvp=ELEMENTWISE)
+tan   = defop("tan",   np.tan,     x=lambda g, out: g * (1 + out * out),          jvp=ELEMENTWISE)
+asin  = defop("asin",  np.arcsin,  x=lambda g, x: g / F.sqrt(1 - x * x),          jvp=ELEMENTWISE)
+acos  = defop("acos",  np.arccos,  x=lambda g, x: -g / F.sqrt(1 - x * x),         jvp=ELEMENTWISE)
+atan  = defop("atan",  np.arctan,  x=lambda g, x: g / (1 + x * x),                jvp=ELEMENTWISE)
+atan2 = defop("atan2", np.arctan2, x=lambda g, x, y: g * y / (x * x + y * y),
+                                   y=lambda g, x, y: -g * x / (x * x + y * y))
+sinh  = defop("sinh",  np.sinh,    x=lambda g, x: g * F.cosh(x),                  jvp=ELEMENTWISE)
+cosh  = defop("cosh",  np.cosh,    x=lambda g, x: g * F.sinh(x),                  jvp=ELEMENTWISE)
+tanh  = defop("tanh",  np.tanh,    x=lambda g, out: g * (1 - out * out),          jvp=ELEMENTWISE)
+asinh = defop("asinh", np.arcsinh, x=lambda g, x: g / F.sqrt(x * x + 1),          jvp=ELEMENTWISE)
+acosh = defop("acosh", np.arccosh, x=lambda g, x: g / F.sqrt(x * x - 1),          jvp=ELEMENTWISE)
+atanh = defop("atanh", np.arctanh, x=lambda g, x: g / (1 - x * x),                jvp=ELEMENTWISE)
+
+# ----- activations, kinks and selections ------------------------------------------------------
+sigmoid = defop("sigmoid", K.sigmoid, x=lambda g, out: g * out * (1 - out),       jvp=ELEMENTWISE)
+relu    = defop("relu",    K.relu,    x=lambda g, out: R.select_grad(g, F.gt(out, 0)))  # 0 at 0, as torch
+abs     = defop("abs",     np.abs,    x=lambda g, x: g * F.sign(x))                    # 0 at 0, as torch
+sign    = defop("sign",    np.sign,   x=lambda g: R.zeros(g))                          # zero grad, as torch
+floor   = defop("floor",   np.floor,  x=lambda g: R.zeros(g))
+ceil    = defop("ceil",    np.ceil,   x=lambda g: R.zeros(g))
+round   = defop("round",   K.round,  x=lambda g: R.zeros(g))
+trunc   = defop("trunc",   np.trunc,  x=lambda g: R.zeros(g))
+maximum = defop("maximum", np.maximum, x=lambda g, x, y: R.tie_split(g, x, y, F.gt(x, y)),   # ties: g/2
+                                       y=lambda g, x, y: R.tie_split(g, y, x, F.gt(y, x)))   # each, as torch
+minimum = defop("minimum", np.minimum, x=lambda g, x, y: R.tie_split(g, x, y, F.lt(x, y)),
+                                       y=lambda g, x, y: R.tie_split(g, y, x, F.lt(y, x)))
+clamp   = defop("clamp",   K.clamp,   x=R.clamp_grad,                                   # 1 at the bounds, as torch
+                           min=lambda g, x, min, max: R.clamp_bound_grad(g, x, min, max, True),
+                           max=lambda g, x, max, min: R.clamp_bound_grad(g, x, max, min, False))
+where   = defop("where",   K.where,   condition=NONDIFF,
+                           x=lambda g, condition: R.select_grad(g, condition),
+                           y=lambda g, condition: R.select_grad(g, F.logical_not(condition)))
+
+# ----- special functions ----------------------------------------------------------------------
+erf     = defop("erf",     sp.erf,     x=lambda g, x: g * TWO_OVER_SQRT_PI * F.exp(-x * x),  jvp=ELEMENTWISE)
+erfc    = defop("erfc",    sp.erfc,    x=lambda g, x: -g * TWO_OVER_SQRT_PI * F.exp(-x * x), jvp=ELEMENTWISE)
+lgamma  = defop("lgamma",  sp.gammaln, x=lambda g, x: g * F.digamma(x),                      jvp=ELEMENTWISE)
+digamma = defop("digamma", sp.digamma, x=lambda g, x: g * F.polygamma(1, x),                 jvp=ELEMENTWISE)
+polygamma = defop("polygamma", K.polygamma, x=lambda g, n, x: g * F.polygamma(n + 1, x),     jvp=ELEMENTWISE)
+
+# ----- overwriting (the functional forms of fill_ and copy_) -----------------------------------------
+fill    = defop("fill",    K.fill,    x=lambda g: R.zeros(g), value=lambda g: g)
+copy    = defop("copy",    K.copy,    x=lambda g: R.zeros(g), src=lambda g: g)
+
+# ----- no derivative --------------------------------------------------------------------------
+eq          = nondiff("eq", np.equal)
+ne          = nondiff("ne", np.not_equal)
+lt          = nondiff("lt", np.less)
+le          = nondiff("le", np.less_equal)
+gt          = nondiff("gt", np.greater)
+ge          = nondiff("ge", np.greater_equal)
+logical_and = nondiff("logical_and", np.logical_and)
+logical_or  = nondiff("logical_or", np.logical_or)
+logical_xor = nondiff("logical_xor", np.logical_xor)
+logical_not = nondiff("logical_not", np.logical_not)
+isnan       = nondiff("isnan", np.isnan)
+isinf       = nondiff("isinf", np.isinf)
+isfinite    = nondiff("isfinite", np.isfinite)

@@ -1,0 +1,408 @@
+"""``Tensor``: an ndarray plus autograd metadata.
+
+The array is ``data``; the metadata is what the graph needs (``requires_grad``, ``grad``,
+``grad_fn``, ``output_nr``, a version counter shared with views, hooks). Arithmetic and the other
+differentiable methods are the op table's functions, installed at import by ``_install_methods``.
+"""
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from funcgrad.autograd.grad_mode import STATE
+from funcgrad.autograd.graph import AccumulateGrad, Node, RemovableHandle, add_hook
+
+__all__ = ["Tensor"]
+
+
+def _check_differentiable_dtype(dtype: np.dtype) -> None:
+    if dtype.kind not in "fc":
+        raise RuntimeError(f"only Tensors of floating point and complex dtype can require gradients, "
+                           f"got {dtype}; convert first, e.g. x.to(float) or tensor(data, dtype=float)")
+
+
+class _Extra:
+    """Rarely used per-tensor state, kept out of the hot path: leaf hooks, views, retain_grad."""
+
+    __slots__ = ("acc", "hooks", "post_acc_hooks", "base", "retains_grad", "name")
+
+    def __init__(self) -> None:
+        self.acc: Any = None             # weakref to this leaf's AccumulateGrad
+        self.hooks: dict[int, Callable[..., Any]] | None = None
+        self.post_acc_hooks: dict[int, Callable[..., Any]] | None = None
+        self.base: Tensor | None = None  # the tensor this one is a view of
+        self.retains_grad = False
+        self.name: str | None = None
+
+
+class Tensor:
+    """A NumPy array that can record how it was computed, so gradients can flow back to it.
+
+    Args:
+        data: anything ``np.asarray`` accepts (used as is when it is already an ndarray).
+        requires_grad: record operations on this tensor for differentiation (floating dtypes only).
+
+    Example:
+        >>> import funcgrad as fg
+        >>> x = fg.tensor([1.0, 2.0], requires_grad=True)
+        >>> (x * x).sum().backward()
+        >>> x.grad
+        tensor([2., 4.])
+    """
+
+    __slots__ = ("data", "_requires_grad", "grad", "grad_fn", "output_nr", "_version_counter", "_extra",
+                 "__weakref__")
+    __array_priority__ = 1000  # ndarray op Tensor defers to Tensor's reflected operator
+
+    def __init__(self, data: Any, requires_grad: bool = False) -> None:
+        self.data = data if type(data) is np.ndarray else np.asarray(data)
+        self._requires_grad = False
+        self.grad: Tensor | None = None
+        self.grad_fn: Node | None = None
+        self.output_nr = 0
+        self._version_counter = [0]
+        self._extra: _Extra | None = None
+        if requires_grad:
+            self.requires_grad = True
+
+    # ----- construction on the hot path ----------------------------------------------------------
+    @classmethod
+    def _wrap(cls, data: Any) -> Tensor:
+        """A tensor with no history around ``data``."""
+        t = object.__new__(cls)
+        t.data = data if type(data) is np.ndarray else np.asarray(data)
+        t._requires_grad = False
+        t.grad = t.grad_fn = t._extra = None
+        t.output_nr = 0
+        t._version_counter = [0]
+        return t
+
+    @classmethod
+    def _from_node(cls, data: np.ndarray, node: Node, output_nr: int, counter: list[int]) -> Tensor:
+        """Output ``output_nr`` of ``node``."""
+        t = object.__new__(cls)
+        t.data = data
+        t._requires_grad = True
+        t.grad = t._extra = None
+        t.grad_fn = node
+        t.output_nr = output_nr
+        t._version_counter = counter
+        return t
+
+    def _edge(self) -> tuple[Node, int]:
+        """Where a gradient for this tensor goes: its grad_fn's output, or its AccumulateGrad."""
+        if self.grad_fn is not None:
+            return (self.grad_fn, self.output_nr)
+        return (self._accumulator(), 0)
+
+    def _accumulator(self) -> AccumulateGrad:
+        extra = self._get_extra()
+        node = extra.acc() if extra.acc is not None else None
+        if node is None:
+            node = AccumulateGrad(self)
+            extra.acc = weakref.ref(node)
+        return node
+
+    def _get_extra(self) -> _Extra:
+        if self._extra is None:
+            self._extra = _Extra()
+        return self._extra
+
+    # ----- autograd attributes -------------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        """Whether gradients are computed for this tensor (settable on leaves)."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if self.grad_fn is not None:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want "
+                               "to use a computed variable in a subgraph that doesn't require "
+                               "differentiation use var_no_grad = var.detach().")
+        if value:
+            _check_differentiable_dtype(self.data.dtype)
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` in place and return self."""
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors not produced by a recorded operation."""
+        return self.grad_fn is None
+
+    @property
+    def retains_grad(self) -> bool:
+        """True for a non-leaf tensor on which ``retain_grad()`` was called."""
+        return self._extra is not None and self._extra.retains_grad
+
+    @property
+    def _version(self) -> int:
+        """How many in-place changes this tensor's memory has seen (shared with views)."""
+        return self._version_counter[0]
+
+    @property
+    def _base(self) -> Tensor | None:
+        """The tensor this one is a view of, or None."""
+        return self._extra.base if self._extra is not None else None
+
+    @property
+    def is_view(self) -> bool:
+        """True if this tensor shares memory with a base tensor through a view operation."""
+        return self._base is not None
+
+    def backward(self, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
+                 inputs: Sequence[Tensor] | Tensor | None = None) -> None:
+        """Accumulate the gradient of this tensor into the ``.grad`` of the leaves it depends on.
+
+        Args:
+            gradient: d(something)/d(self); may be omitted for a single-element tensor.
+            retain_graph: keep the saved values for another backward (default: ``create_graph``).
+            create_graph: record the backward itself, for higher derivatives.
+            inputs: accumulate only into these tensors.
+        """
+        from funcgrad.autograd.api import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
+        """Call ``hook(grad)`` whenever a gradient for this tensor is computed; a Tensor returned
+        replaces the gradient. Returns a handle whose ``remove()`` unregisters it."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient; "
+                               "call requires_grad_() first if it is a leaf")
+        if self.grad_fn is not None:
+            return self.grad_fn._register_tensor_prehook(self.output_nr, hook)
+        extra = self._get_extra()
+        if extra.hooks is None:
+            extra.hooks = {}
+        return add_hook(extra.hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
+        """Call ``hook(tensor)`` after a gradient was accumulated into this leaf's ``.grad``."""
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        extra = self._get_extra()
+        if extra.post_acc_hooks is None:
+            extra.post_acc_hooks = {}
+        return add_hook(extra.post_acc_hooks, hook)
+
+    def retain_grad(self) -> None:
+        """Make this non-leaf tensor keep its ``.grad`` after backward (no-op on leaves)."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self.retains_grad:
+            return
+        self._get_extra().retains_grad = True
+        self.grad_fn._hook_set().retains[self.output_nr] = weakref.ref(self)
+
+    def detach(self) -> Tensor:
+        """A tensor sharing this one's memory and version counter, with no history."""
+        t = Tensor._wrap(self.data)
+        t._version_counter = self._version_counter
+        return t
+
+    def detach_(self) -> Tensor:
+        """Cut this tensor from its history, in place."""
+        self.grad_fn = None
+        self.output_nr = 0
+        self._requires_grad = False
+        return self
+
+    # ----- NumPy side ----------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape, a tuple of ints."""
+        return self.data.shape
+
+    @property
+    def ndim(self) -> int:
+        """The number of dimensions."""
+        return self.data.ndim
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The NumPy dtype."""
+        return self.data.dtype
+
+    def size(self, dim: int | None = None) -> tuple[int, ...] | int:
+        """The shape, or the length of dimension ``dim``."""
+        return self.data.shape if dim is None else self.data.shape[dim]
+
+    def dim(self) -> int:
+        """The number of dimensions."""
+        return self.data.ndim
+
+    def numel(self) -> int:
+        """The number of elements."""
+        return self.data.size
+
+    def __len__(self) -> int:
+        if self.data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return len(self.data)
+
+    def numpy(self) -> np.ndarray:
+        """The underlying array (shared memory). Raises if the tensor requires grad, as torch."""
+        if self._requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                               "instead.")
+        return self.data
+
+    def item(self) -> Any:
+        """The value of a one-element tensor as a Python number."""
+        if self.data.size != 1:
+            raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted to Scalar")
+        return self.data.item()
+
+    def tolist(self) -> Any:
+        """Nested Python lists of the values."""
+        return self.data.tolist()
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        if dtype is not None and dtype != self.data.dtype:
+            return self.data.astype(dtype)
+        return self.data.copy() if copy else self.data
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self.data.size != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.data.item())
+
+    def __index__(self) -> int:
+        if self.data.dtype.kind not in "iub" or self.data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.data.item())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __iter__(self) -> Any:
+        if self.data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.data.shape[0]))
+
+    def __repr__(self) -> str:
+        body = np.array2string(self.data, separator=", ", prefix="tensor(")
+        extras = []
+        if self.data.dtype not in (np.float64, np.int64, np.bool_) and self.data.size:
+            extras.append(f"dtype={self.data.dtype}")
+        if self.data.size == 0:
+            extras.append(f"size={self.data.shape}")
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self._requires_grad:
+            extras.append("requires_grad=True")
+        return f"tensor({', '.join([body] + extras)})"
+
+    @property
+    def T(self) -> Tensor:
+        """All dimensions reversed."""
+        from funcgrad import ops
+
+        return ops.permute(self, tuple(range(self.data.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self) -> Tensor:
+        """The last two dimensions swapped (a batch of matrices transposed)."""
+        from funcgrad import ops
+
+        return ops.transpose(self, -2, -1)
+
+
+# ----- in-place operations -----------------------------------------------------------------------
+def _write(target: Tensor, result: Any) -> None:
+    """Copy ``result`` into ``target``'s memory and bump its version."""
+    shape = np.shape(result)
+    if shape != target.data.shape and np.broadcast_shapes(shape, target.data.shape) != target.data.shape:
+        raise RuntimeError(f"output with shape {list(target.data.shape)} doesn't match the broadcast shape "
+                           f"{list(np.broadcast_shapes(shape, target.data.shape))}")
+    if not target.data.flags.writeable:
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to "
+                           "a single memory location (or it is read-only). Please clone() the tensor before "
+                           "performing the operation.")
+    try:
+        np.copyto(target.data, result, casting="same_kind")
+    except TypeError:
+        raise RuntimeError(f"result type {np.result_type(result)} can't be cast to the desired output type "
+                           f"{target.data.dtype}") from None
+    target._version_counter[0] += 1
+
+
+def _inplace(self: Tensor, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Tensor:
+    """Run ``fn(self, *args)`` and store the result in ``self``, recording it as self's new history."""
+    if self._requires_grad and self.grad_fn is None and STATE.grad_enabled:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation. "
+                           "Wrap the update in `with funcgrad.no_grad():` (as optimizers do) or work on a "
+                           "clone().")
+    from funcgrad.autograd.views import inplace_on_view
+
+    records = STATE.grad_enabled and (self._requires_grad or any(
+        isinstance(a, Tensor) and a._requires_grad for a in args))
+    if not records:
+        plain = [a.data if isinstance(a, Tensor) else a for a in args]
+        _write(self, fn(self.data, *plain, **kwargs))
+        return self
+    if self._base is not None:
+        return inplace_on_view(self, fn, args, kwargs)
+    old = (Tensor._from_node(self.data.copy(), self.grad_fn, self.output_nr, [0]) if self.grad_fn is not None
+           else Tensor._wrap(self.data.copy()))
+    result = fn(old, *args, **kwargs)
+    _write(self, result.data)
+    self.grad_fn, self.output_nr, self._requires_grad = result.grad_fn, result.output_nr, result._requires_grad
+    return self
+
+
+def _install_methods() -> None:
+    """Give Tensor the op table's functions as methods, plus Python's operators and in-place forms."""
+    from funcgrad import ops
+
+    for name, spec in ops.OPS.items():
+        if spec.params and spec.params[0] in spec.rules and not hasattr(Tensor, name):
+            setattr(Tensor, name, getattr(ops, name))
+
+    def reflected(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def method(self: Tensor, other: Any) -> Any:
+            return fn(other, self)
+        return method
+
+    def in_place(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+            return _inplace(self, fn, *args, **kwargs)
+        method.__doc__ = f"In-place {fn.__name__}: self = {fn.__name__}(self, ...); bumps the version."
+        return method
+
+    binary = {"add": ops.add, "sub": ops.sub, "mul": ops.mul, "truediv": ops.div, "floordiv": ops.floor_divide,
+              "mod": ops.remainder, "pow": ops.pow}
+    for name, fn in binary.items():
+        setattr(Tensor, f"__{name}__", fn)
+        setattr(Tensor, f"__r{name}__", reflected(fn))
+        setattr(Tensor, f"__i{name}__", in_place(fn))
+    for name, fn in {"eq": ops.eq, "ne": ops.ne, "lt": ops.lt, "le": ops.le, "gt": ops.gt, "ge": ops.ge}.items():
+        setattr(Tensor, f"__{name}__", fn)
+    Tensor.__neg__ = ops.neg
+    Tensor.__abs__ = ops.abs
+    Tensor.__invert__ = ops.logical_not
+    Tensor.__and__ = ops.logical_and
+    Tensor.__or__ = ops.logical_or
+    Tensor.__xor__ = ops.logical_xor
+    for name in ("add", "sub", "mul", "div", "pow", "clamp", "exp", "log", "sqrt", "neg", "abs", "sin", "cos",
+                 "tanh", "sigmoid", "relu", "floor", "ceil", "round", "sign", "remainder", "reciprocal"):
+        setattr(Tensor, f"{name}_", in_place(getattr(ops, name)))
+    Tensor.fill_ = in_place(ops.fill)
+    Tensor.copy_ = in_place(ops.copy)
+    Tensor.zero_ = lambda self: _inplace(self, ops.fill, 0)
