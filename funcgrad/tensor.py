@@ -6,6 +6,7 @@ differentiable methods are the op table's functions, installed at import by ``_i
 """
 from __future__ import annotations
 
+import inspect
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -27,13 +28,14 @@ def _check_differentiable_dtype(dtype: np.dtype) -> None:
 class _Extra:
     """Rarely used per-tensor state, kept out of the hot path: leaf hooks, views, retain_grad."""
 
-    __slots__ = ("acc", "hooks", "post_acc_hooks", "base", "retains_grad", "name")
+    __slots__ = ("acc", "hooks", "post_acc_hooks", "base", "view_fn", "retains_grad", "name")
 
     def __init__(self) -> None:
         self.acc: Any = None             # weakref to this leaf's AccumulateGrad
         self.hooks: dict[int, Callable[..., Any]] | None = None
         self.post_acc_hooks: dict[int, Callable[..., Any]] | None = None
         self.base: Tensor | None = None  # the tensor this one is a view of
+        self.view_fn: Callable[[Any], Any] | None = None  # recreates this view from base
         self.retains_grad = False
         self.name: str | None = None
 
@@ -371,9 +373,17 @@ def _install_methods() -> None:
     """Give Tensor the op table's functions as methods, plus Python's operators and in-place forms."""
     from funcgrad import ops
 
+    from funcgrad.ops.registry import COMPOSITES, METHODS
+
     for name, spec in ops.OPS.items():
         if spec.params and spec.params[0] in spec.rules and not hasattr(Tensor, name):
             setattr(Tensor, name, getattr(ops, name))
+    for name, fn in COMPOSITES.items():
+        params = list(inspect.signature(fn).parameters)
+        if params and params[0] == "x" and not hasattr(Tensor, name):
+            setattr(Tensor, name, fn)
+    for name, fn in METHODS.items():
+        setattr(Tensor, name, fn)
 
     def reflected(fn: Callable[..., Any]) -> Callable[..., Any]:
         def method(self: Tensor, other: Any) -> Any:

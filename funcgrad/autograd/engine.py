@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.autograd.dispatch import DISPATCH
 from funcgrad.autograd.grad_mode import STATE
 from funcgrad.autograd.graph import AccumulateGrad, Node
 
@@ -105,7 +106,8 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
                         captured[i] = g
                 if node not in run:  # type: ignore[operator]
                     continue
-            grads_in = node.apply(grads, create_graph)
+            grads_in = (DISPATCH.run_node(node, grads, create_graph) if DISPATCH.active
+                        else node.apply(grads, create_graph))
             if node._hooks is not None and node._hooks.post:
                 grads_in = _run_post_hooks(node, grads_in, grads)
             if not retain_graph and node._saved:

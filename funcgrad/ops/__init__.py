@@ -4,8 +4,11 @@ Each function takes Tensors, arrays or scalars: given a Tensor it returns a Tens
 node when needed); given only arrays it returns the NumPy result.
 """
 from funcgrad.ops.derivatives.elementwise import *  # noqa: F403
+from funcgrad.ops.derivatives.indexing import *  # noqa: F403
+from funcgrad.ops.derivatives.linalg import *  # noqa: F403
+from funcgrad.ops.derivatives.linear import *  # noqa: F403
 from funcgrad.ops.derivatives.reduction import *  # noqa: F403
 from funcgrad.ops.derivatives.shape import *  # noqa: F403
-from funcgrad.ops.registry import OPS
+from funcgrad.ops.registry import COMPOSITES, OPS
 
-__all__ = sorted(OPS)
+__all__ = sorted(OPS) + sorted(COMPOSITES)

@@ -16,10 +16,12 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.autograd.dispatch import DISPATCH
 from funcgrad.autograd.grad_mode import STATE
 from funcgrad.autograd.graph import Node, SavedOutput, next_sequence_nr, saved_version
 
-__all__ = ["defop", "nondiff", "NONDIFF", "LINEAR", "ELEMENTWISE", "OPS", "OpSpec"]
+__all__ = ["defop", "nondiff", "composite", "tensor_method", "NONDIFF", "LINEAR", "ELEMENTWISE", "OPS",
+           "COMPOSITES", "METHODS", "OpSpec"]
 
 
 class _Marker:
@@ -39,6 +41,8 @@ _REQUIRED = _Marker("REQUIRED")
 NO_EDGE: tuple[None, int] = (None, 0)
 
 OPS: dict[str, OpSpec] = {}
+COMPOSITES: dict[str, Callable[..., Any]] = {}  # public functions built from ops, not table entries
+METHODS: dict[str, Callable[..., Any]] = {}     # Tensor methods whose signature differs from the function's
 
 
 class OpSpec:
@@ -55,6 +59,7 @@ class OpSpec:
         self.sequence = sequence
         self.multi_output = multi_output
         self.jvp = jvp
+        self.plain: Callable[..., Any] = kernel  # the op function without the dispatch check, set by defop
         self.tensor_positions = tuple(params.index(p) for p in rules)
         self.differentiable = any(r is not NONDIFF for r in rules.values())
         wanted: list[str] = []
@@ -195,7 +200,7 @@ def _parameters(name: str, kernel: Callable[..., Any], rules: dict[str, Any]) ->
 
 
 def defop(name: str, kernel: Callable[..., Any], *, jvp: Any = None, sequence: str | None = None,
-          multi_output: bool = False, **rules: Any) -> Callable[..., Any]:
+          multi_output: bool = False, view: bool = False, **rules: Any) -> Callable[..., Any]:
     """Register an op and return its public function.
 
     Args:
@@ -204,6 +209,8 @@ def defop(name: str, kernel: Callable[..., Any], *, jvp: Any = None, sequence: s
         jvp: the forward-mode rule: ``LINEAR``, ``ELEMENTWISE`` or a function.
         sequence: the parameter that holds a sequence of tensors (``cat``'s ``tensors``), if any.
         multi_output: the kernel returns a tuple of arrays; rules get ``g`` as a tuple.
+        view: the result shares memory with the first input when NumPy returns a view (reshape,
+            transpose, basic indexing, ...); it then shares that input's version counter and base.
         **rules: one backward rule per tensor input, ``NONDIFF`` for tensor inputs without one.
     """
     if name in OPS:
@@ -211,7 +218,11 @@ def defop(name: str, kernel: Callable[..., Any], *, jvp: Any = None, sequence: s
     params, defaults = _parameters(name, kernel, rules)
     spec = OpSpec(name, kernel, params, defaults, rules, sequence, multi_output, jvp)
     OPS[name] = spec
-    fn = _make_sequence_op(spec) if sequence else _make_op(spec)
+    make = _make_sequence_op if sequence else _make_op
+    fn = make(spec)
+    spec.plain = make(spec, checked=False)
+    if view:
+        fn, spec.plain = _as_view_op(spec, fn), _as_view_op(spec, spec.plain)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"Elementwise {name} (NumPy's {kernel.__name__})." if isinstance(kernel, np.ufunc)
                   else kernel.__doc__)
@@ -226,8 +237,31 @@ def nondiff(name: str, kernel: Callable[..., Any], *tensor_params: str) -> Calla
     return defop(name, kernel, **{p: NONDIFF for p in tensor_params or ("x",)})
 
 
-def _make_op(spec: OpSpec) -> Callable[..., Any]:
+def composite(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Register a public function written with ops (e.g. ``max`` with a dim returning values and
+    indices). It becomes a Tensor method too when its first parameter is ``x``."""
+    if fn.__name__ in OPS or fn.__name__ in COMPOSITES:
+        raise ValueError(f"'{fn.__name__}' is registered twice")
+    COMPOSITES[fn.__name__] = fn
+    return fn
+
+
+def tensor_method(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``Tensor.<name>`` when it takes other arguments than the function of that name,
+    e.g. ``x.reshape(2, 3)`` beside ``reshape(x, (2, 3))``."""
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        if name in METHODS:
+            raise ValueError(f"Tensor.{name} is registered twice")
+        METHODS[name] = fn
+        return fn
+    return register
+
+
+def _make_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
+    """The op's function; ``checked=False`` gives the variant that skips the dispatch check (for layers)."""
     from funcgrad.tensor import Tensor
+
+    dispatch = DISPATCH
 
     kernel = spec.kernel
     n_params = len(spec.params)
@@ -239,6 +273,8 @@ def _make_op(spec: OpSpec) -> Callable[..., Any]:
 
     if positions == (0,) and n_params == 1:  # unary ops: the hottest path, kept short
         def unary(*args: Any, **kwargs: Any) -> Any:
+            if checked and dispatch.active:
+                return dispatch.call_op(spec, spec.plain, args, kwargs)
             if kwargs or len(args) != 1:
                 args = bind(args, kwargs)
             x = args[0]
@@ -252,6 +288,8 @@ def _make_op(spec: OpSpec) -> Callable[..., Any]:
 
     if positions == (0, 1) and n_params == 2:  # binary ops
         def binary(*args: Any, **kwargs: Any) -> Any:
+            if checked and dispatch.active:
+                return dispatch.call_op(spec, spec.plain, args, kwargs)
             if kwargs or len(args) != 2:
                 args = bind(args, kwargs)
             x, y = args
@@ -273,6 +311,8 @@ def _make_op(spec: OpSpec) -> Callable[..., Any]:
         return binary
 
     def op(*args: Any, **kwargs: Any) -> Any:
+        if checked and dispatch.active:
+            return dispatch.call_op(spec, spec.plain, args, kwargs)
         if kwargs or len(args) != n_params:
             args = bind(args, kwargs)
         arrays = list(args)
@@ -294,8 +334,11 @@ def _make_op(spec: OpSpec) -> Callable[..., Any]:
     return op
 
 
-def _make_sequence_op(spec: OpSpec) -> Callable[..., Any]:
+def _make_sequence_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
+    """As ``_make_op``, for ops whose tensors come as one sequence argument."""
     from funcgrad.tensor import Tensor
+
+    dispatch = DISPATCH
 
     kernel = spec.kernel
     bind = spec.bind
@@ -303,6 +346,8 @@ def _make_sequence_op(spec: OpSpec) -> Callable[..., Any]:
     record = _recorder(spec)
 
     def op(*args: Any, **kwargs: Any) -> Any:
+        if checked and dispatch.active:
+            return dispatch.call_op(spec, spec.plain, args, kwargs)
         args = bind(args, kwargs)
         items = tuple(args[seq])
         if not items:
@@ -398,3 +443,20 @@ def _output(out: Any, node: Node, output_nr: int) -> Any:
     if data.dtype.kind not in "fc":
         return Tensor._wrap(data)
     return Tensor._from_node(data, node, output_nr, [0])
+
+
+def _as_view_op(spec: OpSpec, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a view op so its Tensor result is marked as a view of its first argument."""
+    from funcgrad.autograd.views import mark_view
+    from funcgrad.tensor import Tensor
+
+    def view_op(*args: Any, **kwargs: Any) -> Any:
+        out = fn(*args, **kwargs)
+        if isinstance(out, Tensor):
+            source = args[0] if args else kwargs[spec.params[0]]
+            if isinstance(source, Tensor):
+                full = spec.bind(args, kwargs)
+                mark_view(out, source, lambda base: spec.plain(base, *full[1:]))
+        return out
+
+    return view_op

@@ -1,111 +1,20 @@
-"""One or more sample calls per registered op, used by test_table.py for gradcheck and gradgradcheck.
+"""All op samples, gathered from the per-family files: ``SAMPLES[name]`` is a list of sample calls."""
+from tests.ops import (
+    samples_elementwise,
+    samples_indexing,
+    samples_linalg,
+    samples_linear,
+    samples_reduction,
+    samples_shape,
+)
+from tests.ops.sampling import S
 
-``S(*args, **kwargs)`` is one call. Float arrays among the args become float64 leaves that require grad;
-everything else (ints, bools, Python numbers, integer arrays) is passed as is. ``A(*shape)`` draws a
-float array from a fixed seed, within ``[lo, hi]``; ``P(*shape)`` a positive one.
-``DOMAINS`` gives the value range where each elementwise op is smooth, for the hypothesis tests.
-"""
-from __future__ import annotations
+__all__ = ["SAMPLES", "DOMAINS", "S"]
 
-from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
-
-_rng = np.random.default_rng(1234)
-
-
-def A(*shape: int, lo: float = -2.0, hi: float = 2.0) -> np.ndarray:
-    """A float64 array of ``shape`` with values in [lo, hi]."""
-    return _rng.uniform(lo, hi, size=shape)
-
-
-def P(*shape: int) -> np.ndarray:
-    """A float64 array of ``shape`` with values in [0.5, 2]."""
-    return A(*shape, lo=0.5, hi=2.0)
-
-
-@dataclass
-class S:
-    """One sample call: positional and keyword arguments."""
-
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any] = field(default_factory=dict)
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.args = args
-        self.kwargs = kwargs
-
-
-def away_from(values: np.ndarray, points: tuple[float, ...], gap: float = 0.1) -> np.ndarray:
-    """``values`` nudged at least ``gap`` away from each kink in ``points``."""
-    out = values.copy()
-    for p in points:
-        near = np.abs(out - p) < gap
-        out[near] = p + gap * np.where(out[near] >= p, 1, -1)
-    return out
-
-
-# value ranges where each elementwise op is smooth (hypothesis draws inside them)
-DOMAINS: dict[str, tuple[float, float]] = {
-    "add": (-3, 3), "sub": (-3, 3), "mul": (-3, 3), "div": (0.5, 3), "pow": (0.5, 2), "neg": (-3, 3),
-    "remainder": (0.3, 3), "reciprocal": (0.5, 3),
-    "exp": (-2, 2), "exp2": (-2, 2), "expm1": (-2, 2), "log": (0.2, 3), "log2": (0.2, 3),
-    "log10": (0.2, 3), "log1p": (-0.5, 3), "sqrt": (0.2, 3), "rsqrt": (0.2, 3), "square": (-3, 3),
-    "logaddexp": (-3, 3), "sin": (-3, 3), "cos": (-3, 3), "tan": (-1.2, 1.2), "asin": (-0.8, 0.8),
-    "acos": (-0.8, 0.8), "atan": (-3, 3), "atan2": (0.3, 3), "sinh": (-2, 2), "cosh": (-2, 2),
-    "tanh": (-2, 2), "asinh": (-3, 3), "acosh": (1.2, 3), "atanh": (-0.8, 0.8), "sigmoid": (-3, 3),
-    "erf": (-2, 2), "erfc": (-2, 2), "lgamma": (0.3, 4), "digamma": (0.3, 4),
-}
-
-SAMPLES: dict[str, list[S]] = {
-    # ----- elementwise ----------------------------------------------------------------------------
-    "add": [S(A(3, 4), A(4)), S(A(), A(2, 3)), S(A(3), 2.5)],
-    "sub": [S(A(3, 4), A(3, 1)), S(1.5, A(3))],
-    "mul": [S(A(3, 4), A(4)), S(A(2, 1, 3), A(4, 1)), S(A(3), 2.0)],
-    "div": [S(A(3, 4), P(4)), S(2.0, P(3)), S(A(2), P(2, 2))],
-    "neg": [S(A(3, 2))],
-    "pow": [S(P(3, 2), A(2)), S(A(4), 3), S(P(3), 0.5), S(2.0, A(3))],
-    "remainder": [S(A(4, lo=0.1, hi=0.9) + np.array([0.0, 1.0, 2.0, 3.0]), np.array(1.5))],
-    "reciprocal": [S(P(3, 2))],
-    "floor_divide": [S(A(3), P(3))],
-    "exp": [S(A(3, 2))], "exp2": [S(A(3))], "expm1": [S(A(3))],
-    "log": [S(P(3, 2))], "log2": [S(P(3))], "log10": [S(P(3))], "log1p": [S(P(3))],
-    "sqrt": [S(P(3, 2))], "rsqrt": [S(P(3))], "square": [S(A(3, 2))],
-    "logaddexp": [S(A(3, 2), A(2))],
-    "sin": [S(A(3, 2))], "cos": [S(A(3))], "tan": [S(A(3, lo=-1, hi=1))],
-    "asin": [S(A(3, lo=-0.8, hi=0.8))], "acos": [S(A(3, lo=-0.8, hi=0.8))], "atan": [S(A(3))],
-    "atan2": [S(A(3, 2), P(2))],
-    "sinh": [S(A(3))], "cosh": [S(A(3))], "tanh": [S(A(3, 2))], "asinh": [S(A(3))],
-    "acosh": [S(A(3, lo=1.2, hi=3))], "atanh": [S(A(3, lo=-0.8, hi=0.8))],
-    "sigmoid": [S(A(3, 2))],
-    "relu": [S(away_from(A(5), (0.0,)))],
-    "abs": [S(away_from(A(5), (0.0,)))],
-    "sign": [S(away_from(A(5), (0.0,)))],
-    "floor": [S(away_from(A(5), (-2.0, -1.0, 0.0, 1.0, 2.0)))],
-    "ceil": [S(away_from(A(5), (-2.0, -1.0, 0.0, 1.0, 2.0)))],
-    "round": [S(away_from(A(5), (-1.5, -0.5, 0.5, 1.5)))],
-    "trunc": [S(away_from(A(5), (-2.0, -1.0, 0.0, 1.0, 2.0)))],
-    "maximum": [S(np.array([0.5, -1.0, 2.0]), np.array([1.0, -2.0, 0.0]))],
-    "minimum": [S(np.array([0.5, -1.0, 2.0]), np.array([1.0, -2.0, 0.0]))],
-    "clamp": [S(np.array([-1.5, -0.3, 0.2, 1.4]), min=-1.0, max=1.0),
-              S(np.array([-1.5, 0.2, 1.4]), np.array([-1.0, 0.0, 0.0]), np.array([1.0, 1.0, 1.0]))],
-    "where": [S(np.array([True, False, True]), A(3), A(2, 3))],
-    "erf": [S(A(3))], "erfc": [S(A(3))], "lgamma": [S(P(3))], "digamma": [S(P(3))],
-    "polygamma": [S(1, P(3)), S(2, P(2))],
-    "fill": [S(A(3), np.array(0.7))],
-    "copy": [S(A(2, 3), A(3))],
-    "eq": [S(A(3), A(3))], "ne": [S(A(3), A(3))], "lt": [S(A(3), A(3))], "le": [S(A(3), A(3))],
-    "gt": [S(A(3), A(3))], "ge": [S(A(3), A(3))],
-    "logical_and": [S(A(3), A(3))], "logical_or": [S(A(3), A(3))], "logical_xor": [S(A(3), A(3))],
-    "logical_not": [S(A(3))], "isnan": [S(A(3))], "isinf": [S(A(3))], "isfinite": [S(A(3))],
-    # ----- reductions -----------------------------------------------------------------------------
-    "sum_to": [S(A(2, 3, 4), (3, 1)), S(A(3), (3,))],
-    "sum": [S(A(3, 4)), S(A(3, 4), 1), S(A(2, 3, 4), dim=(0, 2), keepdim=True), S(A())],
-    "mean": [S(A(3, 4)), S(A(3, 4), dim=-1), S(A(2, 3, 4), dim=(0, 2), keepdim=True)],
-    # ----- shape ----------------------------------------------------------------------------------
-    "reshape": [S(A(3, 4), (2, 6)), S(A(6), (-1, 3)), S(A(), (1, 1))],
-    "broadcast_to": [S(A(3, 1), (2, 3, 4))],
-    "permute": [S(A(2, 3, 4), (2, 0, 1))],
-    "transpose": [S(A(2, 3, 4), 0, -1)],
-}
+FAMILIES = (samples_elementwise, samples_reduction, samples_shape, samples_indexing, samples_linear, samples_linalg)
+SAMPLES: dict[str, list[S]] = {}
+for _family in FAMILIES:
+    _clash = set(SAMPLES) & set(_family.SAMPLES)
+    assert not _clash, f"samples given twice: {_clash}"
+    SAMPLES.update(_family.SAMPLES)
+DOMAINS = samples_elementwise.DOMAINS

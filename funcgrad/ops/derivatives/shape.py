@@ -31,7 +31,7 @@ def _transpose(x, dim0, dim1):
 
 
 # ----- views ----------------------------------------------------------------------------------
-reshape      = defop("reshape",      _reshape,      x=lambda g, x_shape, out: F.reshape(g, R.batch_shape(g, out) + x_shape), jvp=LINEAR)
-broadcast_to = defop("broadcast_to", _broadcast_to, x=lambda g: g, jvp=LINEAR)  # the engine sums g back to x's shape
-permute      = defop("permute",      _permute,      x=lambda g, x_shape, dims: F.permute(g, R.from_end(np.argsort([d % len(x_shape) for d in dims]), len(x_shape), g)), jvp=LINEAR)
-transpose    = defop("transpose",    _transpose,    x=lambda g, x_shape, dim0, dim1: F.transpose(g, *R.from_end((dim0, dim1), len(x_shape))), jvp=LINEAR)
+reshape      = defop("reshape",      _reshape,      x=lambda g, x_shape, out: F.reshape(g, R.batch_shape(g, out) + x_shape), jvp=LINEAR, view=True)
+broadcast_to = defop("broadcast_to", _broadcast_to, x=lambda g: g, jvp=LINEAR, view=True)  # the engine sums g back to x's shape
+permute      = defop("permute",      _permute,      x=lambda g, x_shape, dims: F.permute(g, R.from_end(np.argsort([d % len(x_shape) for d in dims]), len(x_shape), g)), jvp=LINEAR, view=True)
+transpose    = defop("transpose",    _transpose,    x=lambda g, x_shape, dim0, dim1: F.transpose(g, *R.from_end((dim0, dim1), len(x_shape))), jvp=LINEAR, view=True)

@@ -1,0 +1,68 @@
+"""The one extension point every op call and every backward node passes: off, it costs a flag check.
+
+A *layer* (the profiler, anomaly mode, forward-mode AD) wraps op calls and node runs. Layers are
+pushed with ``push`` and popped with ``pop``; while any is installed, ``DISPATCH.active`` is True and
+op functions hand their calls to ``call_op``, the engine hands node runs to ``run_node``. The
+innermost layer is called last, right around the plain op or ``Node.apply``.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["Layer", "DISPATCH", "push", "pop"]
+
+
+class Layer:
+    """Base class of dispatch layers; override what you need, call ``proceed`` to go on."""
+
+    def op(self, spec: Any, proceed: Callable[[tuple[Any, ...], dict[str, Any]], Any], args: tuple[Any, ...],
+           kwargs: dict[str, Any]) -> Any:
+        """Around one op call (``spec`` is the op's ``OpSpec``); return its result."""
+        return proceed(args, kwargs)
+
+    def node(self, node: Any, proceed: Callable[[list[Any], bool], Any], grads: list[Any],
+             create_graph: bool) -> Any:
+        """Around one backward node run; return its input gradients."""
+        return proceed(grads, create_graph)
+
+
+class _Dispatch:
+    """The installed layers, outermost first."""
+
+    __slots__ = ("active", "layers")
+
+    def __init__(self) -> None:
+        self.active = False
+        self.layers: list[Layer] = []
+
+    def call_op(self, spec: Any, plain: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Run an op call through every layer, then ``plain`` (the op without this check)."""
+        def step(i: int) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
+            if i == len(self.layers):
+                return lambda a, k: plain(*a, **k)
+            return lambda a, k: self.layers[i].op(spec, step(i + 1), a, k)
+        return step(0)(args, kwargs)
+
+    def run_node(self, node: Any, grads: list[Any], create_graph: bool) -> Any:
+        """Run ``node.apply`` through every layer."""
+        def step(i: int) -> Callable[[list[Any], bool], Any]:
+            if i == len(self.layers):
+                return node.apply
+            return lambda g, c: self.layers[i].node(node, step(i + 1), g, c)
+        return step(0)(grads, create_graph)
+
+
+DISPATCH = _Dispatch()
+
+
+def push(layer: Layer) -> None:
+    """Install ``layer`` innermost."""
+    DISPATCH.layers.append(layer)
+    DISPATCH.active = True
+
+
+def pop(layer: Layer) -> None:
+    """Remove ``layer``."""
+    DISPATCH.layers.remove(layer)
+    DISPATCH.active = bool(DISPATCH.layers)

@@ -1,0 +1,1 @@
+"""Derivatives of indexing ops. Names as in elementwise.py."""

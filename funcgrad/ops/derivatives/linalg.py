@@ -1,0 +1,1 @@
+"""Derivatives of linalg ops. Names as in elementwise.py."""

@@ -1,0 +1,1 @@
+"""Derivatives of linear ops. Names as in elementwise.py."""

@@ -1,0 +1,59 @@
+"""Samples of elementwise ops (funcgrad/ops/derivatives/elementwise.py)."""
+import numpy as np
+
+from tests.ops.sampling import A, P, S, away_from  # noqa: F401
+
+# value ranges where each elementwise op is smooth (hypothesis draws inside them)
+DOMAINS: dict[str, tuple[float, float]] = {
+    "add": (-3, 3), "sub": (-3, 3), "mul": (-3, 3), "div": (0.5, 3), "pow": (0.5, 2), "neg": (-3, 3),
+    "remainder": (0.3, 3), "reciprocal": (0.5, 3),
+    "exp": (-2, 2), "exp2": (-2, 2), "expm1": (-2, 2), "log": (0.2, 3), "log2": (0.2, 3),
+    "log10": (0.2, 3), "log1p": (-0.5, 3), "sqrt": (0.2, 3), "rsqrt": (0.2, 3), "square": (-3, 3),
+    "logaddexp": (-3, 3), "sin": (-3, 3), "cos": (-3, 3), "tan": (-1.2, 1.2), "asin": (-0.8, 0.8),
+    "acos": (-0.8, 0.8), "atan": (-3, 3), "atan2": (0.3, 3), "sinh": (-2, 2), "cosh": (-2, 2),
+    "tanh": (-2, 2), "asinh": (-3, 3), "acosh": (1.2, 3), "atanh": (-0.8, 0.8), "sigmoid": (-3, 3),
+    "erf": (-2, 2), "erfc": (-2, 2), "lgamma": (0.3, 4), "digamma": (0.3, 4),
+}
+
+SAMPLES: dict[str, list[S]] = {
+    # ----- elementwise ----------------------------------------------------------------------------
+    "add": [S(A(3, 4), A(4)), S(A(), A(2, 3)), S(A(3), 2.5)],
+    "sub": [S(A(3, 4), A(3, 1)), S(1.5, A(3))],
+    "mul": [S(A(3, 4), A(4)), S(A(2, 1, 3), A(4, 1)), S(A(3), 2.0)],
+    "div": [S(A(3, 4), P(4)), S(2.0, P(3)), S(A(2), P(2, 2))],
+    "neg": [S(A(3, 2))],
+    "pow": [S(P(3, 2), A(2)), S(A(4), 3), S(P(3), 0.5), S(2.0, A(3))],
+    "remainder": [S(A(4, lo=0.1, hi=0.9) + np.array([0.0, 1.0, 2.0, 3.0]), np.array(1.5))],
+    "reciprocal": [S(P(3, 2))],
+    "floor_divide": [S(A(3), P(3))],
+    "exp": [S(A(3, 2))], "exp2": [S(A(3))], "expm1": [S(A(3))],
+    "log": [S(P(3, 2))], "log2": [S(P(3))], "log10": [S(P(3))], "log1p": [S(P(3))],
+    "sqrt": [S(P(3, 2))], "rsqrt": [S(P(3))], "square": [S(A(3, 2))],
+    "logaddexp": [S(A(3, 2), A(2))],
+    "sin": [S(A(3, 2))], "cos": [S(A(3))], "tan": [S(A(3, lo=-1, hi=1))],
+    "asin": [S(A(3, lo=-0.8, hi=0.8))], "acos": [S(A(3, lo=-0.8, hi=0.8))], "atan": [S(A(3))],
+    "atan2": [S(A(3, 2), P(2))],
+    "sinh": [S(A(3))], "cosh": [S(A(3))], "tanh": [S(A(3, 2))], "asinh": [S(A(3))],
+    "acosh": [S(A(3, lo=1.2, hi=3))], "atanh": [S(A(3, lo=-0.8, hi=0.8))],
+    "sigmoid": [S(A(3, 2))],
+    "relu": [S(away_from(A(5), (0.0,)))],
+    "abs": [S(away_from(A(5), (0.0,)))],
+    "sign": [S(away_from(A(5), (0.0,)))],
+    "floor": [S(away_from(A(5), (-2.0, -1.0, 0.0, 1.0, 2.0)))],
+    "ceil": [S(away_from(A(5), (-2.0, -1.0, 0.0, 1.0, 2.0)))],
+    "round": [S(away_from(A(5), (-1.5, -0.5, 0.5, 1.5)))],
+    "trunc": [S(away_from(A(5), (-2.0, -1.0, 0.0, 1.0, 2.0)))],
+    "maximum": [S(np.array([0.5, -1.0, 2.0]), np.array([1.0, -2.0, 0.0]))],
+    "minimum": [S(np.array([0.5, -1.0, 2.0]), np.array([1.0, -2.0, 0.0]))],
+    "clamp": [S(np.array([-1.5, -0.3, 0.2, 1.4]), min=-1.0, max=1.0),
+              S(np.array([-1.5, 0.2, 1.4]), np.array([-1.0, 0.0, 0.0]), np.array([1.0, 1.0, 1.0]))],
+    "where": [S(np.array([True, False, True]), A(3), A(2, 3))],
+    "erf": [S(A(3))], "erfc": [S(A(3))], "lgamma": [S(P(3))], "digamma": [S(P(3))],
+    "polygamma": [S(1, P(3)), S(2, P(2))],
+    "fill": [S(A(3), np.array(0.7))],
+    "copy": [S(A(2, 3), A(3))],
+    "eq": [S(A(3), A(3))], "ne": [S(A(3), A(3))], "lt": [S(A(3), A(3))], "le": [S(A(3), A(3))],
+    "gt": [S(A(3), A(3))], "ge": [S(A(3), A(3))],
+    "logical_and": [S(A(3), A(3))], "logical_or": [S(A(3), A(3))], "logical_xor": [S(A(3), A(3))],
+    "logical_not": [S(A(3))], "isnan": [S(A(3))], "isinf": [S(A(3))], "isfinite": [S(A(3))],
+}
