@@ -372,7 +372,6 @@ def _inplace(self: Tensor, fn: Callable[..., Any], *args: Any, **kwargs: Any) ->
 def _install_methods() -> None:
     """Give Tensor the op table's functions as methods, plus Python's operators and in-place forms."""
     from funcgrad import ops
-
     from funcgrad.ops.registry import COMPOSITES, METHODS
 
     for name, spec in ops.OPS.items():
