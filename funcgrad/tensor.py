@@ -28,7 +28,7 @@ def _check_differentiable_dtype(dtype: np.dtype) -> None:
 class _Extra:
     """Rarely used per-tensor state, kept out of the hot path: leaf hooks, views, retain_grad."""
 
-    __slots__ = ("acc", "hooks", "post_acc_hooks", "base", "view_fn", "retains_grad", "name")
+    __slots__ = ("acc", "hooks", "post_acc_hooks", "base", "view_fn", "views", "retains_grad", "name")
 
     def __init__(self) -> None:
         self.acc: Any = None             # weakref to this leaf's AccumulateGrad
@@ -36,6 +36,7 @@ class _Extra:
         self.post_acc_hooks: dict[int, Callable[..., Any]] | None = None
         self.base: Tensor | None = None  # the tensor this one is a view of
         self.view_fn: Callable[[Any], Any] | None = None  # recreates this view from base
+        self.views: list[Any] | None = None  # weakrefs to the views of this (base) tensor
         self.retains_grad = False
         self.name: str | None = None
 
@@ -351,7 +352,7 @@ def _inplace(self: Tensor, fn: Callable[..., Any], *args: Any, **kwargs: Any) ->
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation. "
                            "Wrap the update in `with funcgrad.no_grad():` (as optimizers do) or work on a "
                            "clone().")
-    from funcgrad.autograd.views import inplace_on_view
+    from funcgrad.autograd.views import inplace_on_view, refresh_views
 
     records = STATE.grad_enabled and (self._requires_grad or any(
         isinstance(a, Tensor) and a._requires_grad for a in args))
@@ -366,6 +367,7 @@ def _inplace(self: Tensor, fn: Callable[..., Any], *args: Any, **kwargs: Any) ->
     result = fn(old, *args, **kwargs)
     _write(self, result.data)
     self.grad_fn, self.output_nr, self._requires_grad = result.grad_fn, result.output_nr, result._requires_grad
+    refresh_views(self)
     return self
 
 

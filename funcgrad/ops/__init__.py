@@ -9,6 +9,7 @@ from funcgrad.ops.derivatives.linalg import *  # noqa: F403
 from funcgrad.ops.derivatives.linear import *  # noqa: F403
 from funcgrad.ops.derivatives.reduction import *  # noqa: F403
 from funcgrad.ops.derivatives.shape import *  # noqa: F403
+from funcgrad.ops.derivatives.views import *  # noqa: F403
 from funcgrad.ops.registry import COMPOSITES, OPS
 
 __all__ = sorted(OPS) + sorted(COMPOSITES)

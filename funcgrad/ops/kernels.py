@@ -76,3 +76,8 @@ def fill(x: np.ndarray, value: Any) -> np.ndarray:
 def copy(x: np.ndarray, src: Any) -> np.ndarray:
     """``src`` broadcast to ``x``'s shape and cast to its dtype, as a new array."""
     return np.array(np.broadcast_to(src, x.shape), dtype=x.dtype)
+
+
+def clone(x: np.ndarray) -> np.ndarray:
+    """A copy of ``x`` with its own memory."""
+    return np.array(x, copy=True)

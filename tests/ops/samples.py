@@ -6,12 +6,14 @@ from tests.ops import (
     samples_linear,
     samples_reduction,
     samples_shape,
+    samples_views,
 )
 from tests.ops.sampling import S
 
 __all__ = ["SAMPLES", "DOMAINS", "S"]
 
-FAMILIES = (samples_elementwise, samples_reduction, samples_shape, samples_indexing, samples_linear, samples_linalg)
+FAMILIES = (samples_elementwise, samples_reduction, samples_shape, samples_indexing, samples_linear, samples_linalg,
+            samples_views)
 SAMPLES: dict[str, list[S]] = {}
 for _family in FAMILIES:
     _clash = set(SAMPLES) & set(_family.SAMPLES)

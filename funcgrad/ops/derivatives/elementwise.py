@@ -88,7 +88,8 @@ lgamma  = defop("lgamma",  sp.gammaln, x=lambda g, x: g * F.digamma(x),         
 digamma = defop("digamma", sp.digamma, x=lambda g, x: g * F.polygamma(1, x),                 jvp=ELEMENTWISE)
 polygamma = defop("polygamma", K.polygamma, x=lambda g, n, x: g * F.polygamma(n + 1, x),     jvp=ELEMENTWISE)
 
-# ----- overwriting (the functional forms of fill_ and copy_) -----------------------------------------
+# ----- copying and overwriting (the functional forms of fill_ and copy_) --------------------------------
+clone   = defop("clone",   K.clone,   x=lambda g: g, jvp=LINEAR)
 fill    = defop("fill",    K.fill,    x=lambda g: R.zeros(g), value=lambda g: g)
 copy    = defop("copy",    K.copy,    x=lambda g: R.zeros(g), src=lambda g: g)
 

@@ -1,0 +1,118 @@
+"""In-place operations and views: versions, history rewriting through views, saved-tensor safety."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad as fg
+
+
+def leaf(*values: float) -> fg.Tensor:
+    return fg.tensor(list(values), requires_grad=True)
+
+
+def test_inplace_bumps_version_and_rewrites_history() -> None:
+    a = leaf(1.0, 2.0, 3.0)
+    x = a * 1
+    assert x._version == 0
+    x.mul_(a)
+    assert x._version == 1 and x.grad_fn.name() == "MulBackward0"
+    x.sum().backward()
+    np.testing.assert_allclose(a.grad.data, 2 * a.data)
+
+
+def test_inplace_operators_record_history() -> None:
+    a = leaf(1.0, 2.0)
+    x = a + 0
+    x += a
+    x *= 3
+    x.sum().backward()
+    np.testing.assert_allclose(a.grad.data, [6.0, 6.0])
+
+
+def test_inplace_on_leaf_that_requires_grad_raises_and_state_is_intact() -> None:
+    a = leaf(1.0, 2.0)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        a.add_(1)
+    assert a._version == 0 and a.grad_fn is None
+    with fg.no_grad():
+        a.add_(1)
+    assert a._version == 1
+    np.testing.assert_allclose(a.data, [2.0, 3.0])
+
+
+def test_inplace_through_view_chain_rewrites_base_history() -> None:
+    a = leaf(1.0, 2.0, 3.0, 4.0)
+    y = leaf(5.0, 6.0)
+    x = a * 1
+    t = fg.reshape(x, (2, 2)).T
+    t.mul_(y)  # t[r, c] *= y[c], i.e. x[2c + r] *= y[c]
+    np.testing.assert_allclose(x.data, [5.0, 10.0, 18.0, 24.0])
+    assert x.grad_fn.name() == "CopySlicesBackward0" and x._version == t._version == 1
+    (x * fg.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+    np.testing.assert_allclose(a.grad.data, [5.0, 10.0, 18.0, 24.0])
+    np.testing.assert_allclose(y.grad.data, [1 * 1 + 2 * 2, 3 * 3 + 4 * 4])
+
+
+def test_other_views_see_the_new_history() -> None:
+    a = leaf(1.0, 2.0, 3.0, 4.0)
+    x = a * 1
+    v1 = fg.reshape(x, (2, 2))
+    v2 = fg.transpose(v1, 0, 1)
+    v1.mul_(2.0)  # v2 was made before the change; its history must now include it
+    v2.sum().backward()
+    np.testing.assert_allclose(a.grad.data, [2.0, 2.0, 2.0, 2.0])
+
+
+def test_inplace_on_view_of_leaf_requiring_grad_raises() -> None:
+    a = leaf(1.0, 2.0)
+    with pytest.raises(RuntimeError, match="view of a leaf Variable"):
+        fg.reshape(a, (2, 1)).mul_(2.0)
+
+
+def test_changed_saved_tensor_raises_with_versions() -> None:
+    a = leaf(1.0, 2.0)
+    x = a * 1
+    y = fg.exp(x)  # saves its output
+    y.add_(1)
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation.*ExpBackward0.*shape \[2\].*"
+                                           r"version 1; expected version 0"):
+        y.sum().backward()
+    z = fg.sin(a)  # the library still works
+    z.sum().backward()
+    np.testing.assert_allclose(a.grad.data, np.cos(a.data))
+
+
+def test_optimizer_style_update_under_no_grad() -> None:
+    w = leaf(1.0, 2.0)
+    (w * w).sum().backward()
+    with fg.no_grad():
+        w.sub_(0.5 * w.grad)
+    np.testing.assert_allclose(w.data, [0.0, 0.0])
+    assert w.requires_grad and w.is_leaf
+
+
+def test_fill_zero_copy_record_history() -> None:
+    a = leaf(1.0, 2.0)
+    b = leaf(3.0, 4.0)
+    x = a * 2
+    x.copy_(b * b)
+    x.sum().backward()
+    np.testing.assert_allclose(a.grad.data, [0.0, 0.0])  # overwritten: zero gradient, as torch
+    np.testing.assert_allclose(b.grad.data, 2 * b.data)
+    z = a * 1
+    z.zero_()
+    (z + a).sum().backward()
+    np.testing.assert_allclose(a.grad.data, [1.0, 1.0])
+
+
+def test_shape_mismatch_in_place_raises() -> None:
+    x = fg.zeros(3)
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        x.add_(fg.zeros(2, 3))
+
+
+def test_broadcast_view_cannot_be_written() -> None:
+    x = fg.broadcast_to(fg.zeros(1), (3,))
+    with pytest.raises(RuntimeError, match="single memory location"):
+        x.add_(1.0)
