@@ -66,7 +66,14 @@ class _Mode:
         return self.__class__()
 
 
-class no_grad(_Mode):
+class _NoArgMode(_Mode):
+    """A mode taking no argument, so it also decorates bare (``@no_grad`` as well as ``@no_grad()``)."""
+
+    def __new__(cls, fn: Callable[..., Any] | None = None) -> Any:
+        return super().__new__(cls) if fn is None else cls()(fn)
+
+
+class no_grad(_NoArgMode):
     """Disable graph recording: results of operations do not require grad.
 
     Example:
@@ -81,7 +88,7 @@ class no_grad(_Mode):
     _grad = False
 
 
-class enable_grad(_Mode):
+class enable_grad(_NoArgMode):
     """Enable graph recording, e.g. inside a ``no_grad`` block."""
 
     _grad = True
@@ -117,6 +124,11 @@ class inference_mode(_Mode):
     Args:
         mode: True (default) to enter inference mode, False to make this a no-op.
     """
+
+    def __new__(cls, mode: Any = True) -> Any:
+        if callable(mode):  # bare ``@inference_mode``
+            return cls(True)(mode)
+        return super().__new__(cls)
 
     def __init__(self, mode: bool = True) -> None:
         self._mode = mode
