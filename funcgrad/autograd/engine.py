@@ -102,7 +102,10 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
                 grads = _run_pre_hooks(node, grads, create_graph)
             if captures:
                 for nr, g in enumerate(grads):
-                    for i in captures.get((node, nr), ()):
+                    where = captures.get((node, nr))
+                    if where and not accumulate and type(node) is AccumulateGrad:
+                        g = node.hooked(g, create_graph)  # a leaf's hooks see (and may replace) it, as torch
+                    for i in where or ():
                         captured[i] = g
                 if node not in run:  # type: ignore[operator]
                     continue

@@ -226,12 +226,8 @@ class AccumulateGrad(Node):
         from funcgrad.tensor import Tensor
 
         var = self.variable
-        grad = grad_outputs[0]
         extra = var._extra
-        for hook in list(extra.hooks.values()) if extra is not None and extra.hooks else ():
-            result = hook(_as_tensor(grad))
-            if result is not None:
-                grad = result if create_graph else _as_array(result)
+        grad = self.hooked(grad_outputs[0], create_graph) if extra is not None and extra.hooks else grad_outputs[0]
         current = var.grad
         if current is None:
             if create_graph:
@@ -245,6 +241,15 @@ class AccumulateGrad(Node):
         for hook in list(extra.post_acc_hooks.values()) if extra is not None and extra.post_acc_hooks else ():
             hook(var)
         return ()
+
+    def hooked(self, grad: Any, create_graph: bool) -> Any:
+        """``grad`` after the leaf's tensor hooks, any of which may replace it."""
+        extra = self.variable._extra
+        for hook in list(extra.hooks.values()) if extra is not None and extra.hooks else ():
+            result = hook(_as_tensor(grad))
+            if result is not None:
+                grad = result if create_graph else _as_array(result)
+        return grad
 
 
 def _as_tensor(value: Any) -> Tensor:
