@@ -1,0 +1,268 @@
+"""The backward engine: accumulation, retain_graph, higher derivatives, inputs=, pruning, summation
+over shared inputs, deep graphs and the release of saved memory."""
+from __future__ import annotations
+
+import gc
+import math
+import sys
+import weakref
+
+import numpy as np
+import pytest
+
+import funcgrad as fg
+from funcgrad import autograd
+
+
+def leaf(*values: float) -> fg.Tensor:
+    return fg.tensor(list(values), requires_grad=True)
+
+
+def scalar(value: float) -> fg.Tensor:
+    return fg.tensor(value, requires_grad=True)
+
+
+# ----- accumulation and retain_graph -------------------------------------------------------------
+def test_gradients_accumulate_across_backward_calls() -> None:
+    x = leaf(1.0, 2.0)
+    (x * x).sum().backward()
+    (x * 3).sum().backward()
+    np.testing.assert_array_equal(x.grad.data, [5.0, 7.0])
+    x.grad = None
+    (x * 3).sum().backward()
+    np.testing.assert_array_equal(x.grad.data, [3.0, 3.0])
+
+
+def test_retain_graph_allows_a_second_backward_and_accumulates() -> None:
+    x = scalar(2.0)
+    y = x ** 3
+    y.backward(retain_graph=True)
+    y.backward()
+    assert x.grad.item() == 24.0
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.backward()
+    assert x.grad.item() == 24.0  # the failed call added nothing
+
+
+def test_grad_does_not_touch_dot_grad() -> None:
+    x = leaf(1.0, 2.0)
+    (g,) = autograd.grad((x * x).sum(), x)
+    np.testing.assert_array_equal(g.data, [2.0, 4.0])
+    assert x.grad is None
+
+
+def test_create_graph_retains_the_graph_by_default() -> None:
+    x = scalar(1.5)
+    y = fg.exp(x)
+    (g,) = autograd.grad(y, x, create_graph=True)
+    (g2,) = autograd.grad(y, x)  # still usable: create_graph implied retain_graph
+    assert g.requires_grad and not g2.requires_grad
+    assert g.item() == pytest.approx(math.exp(1.5)) and g2.item() == pytest.approx(math.exp(1.5))
+
+
+def test_vector_jacobian_product_and_several_outputs() -> None:
+    x = leaf(1.0, 2.0, 3.0)
+    y, z = x * x, fg.sin(x)
+    v, w = fg.tensor([1.0, 0.5, -1.0]), fg.tensor([2.0, 0.0, 1.0])
+    (g,) = autograd.grad([y, z], x, grad_outputs=[v, w], retain_graph=True)
+    np.testing.assert_allclose(g.data, 2 * x.data * v.data + np.cos(x.data) * w.data)
+    autograd.backward([y.sum(), z], [None, w])  # None: the implicit 1 of a scalar output
+    np.testing.assert_allclose(x.grad.data, 2 * x.data + np.cos(x.data) * w.data)
+
+
+# ----- higher derivatives ------------------------------------------------------------------------
+def nth_grad(y: fg.Tensor, x: fg.Tensor, n: int) -> fg.Tensor:
+    for _ in range(n):
+        (y,) = autograd.grad(y, x, create_graph=True)
+    return y
+
+
+@pytest.mark.parametrize(("f", "derivatives"), [
+    (fg.sin, [math.cos, lambda v: -math.sin(v), lambda v: -math.cos(v)]),
+    (lambda x: x ** 3, [lambda v: 3 * v ** 2, lambda v: 6 * v, lambda v: 6.0]),
+    (fg.exp, [math.exp] * 3),
+    (lambda x: 1 / x, [lambda v: -v ** -2, lambda v: 2 * v ** -3, lambda v: -6 * v ** -4]),
+])
+@pytest.mark.parametrize("value", [0.7, -1.3])
+def test_first_to_third_derivatives_through_create_graph(f, derivatives, value) -> None:
+    x = scalar(value)
+    for n, expected in enumerate(derivatives, start=1):
+        assert nth_grad(f(x), x, n).item() == pytest.approx(expected(value), rel=1e-12)
+
+
+def test_mixed_third_derivatives_of_exp_xy() -> None:
+    x, y = scalar(1.3), scalar(0.4)
+    e = math.exp(1.3 * 0.4)
+    (gx,) = autograd.grad(fg.exp(x * y), x, create_graph=True)   # y e^{xy}
+    (gxx, gxy) = autograd.grad(gx, [x, y], create_graph=True)  # y^2 e^{xy}, (1 + xy) e^{xy}
+    assert gxx.item() == pytest.approx(0.4 ** 2 * e) and gxy.item() == pytest.approx((1 + 1.3 * 0.4) * e)
+    (gxxx, gxxy) = autograd.grad(gxx, [x, y])
+    assert gxxx.item() == pytest.approx(0.4 ** 3 * e)
+    assert gxxy.item() == pytest.approx((2 * 0.4 + 0.4 ** 2 * 1.3) * e)
+
+
+def test_backward_with_create_graph_gives_a_differentiable_grad() -> None:
+    x = scalar(2.0)
+    (x ** 3).backward(create_graph=True)
+    assert x.grad.requires_grad and x.grad.item() == 12.0
+    (g2,) = autograd.grad(x.grad, x)
+    assert g2.item() == 12.0
+
+
+# ----- inputs=, allow_unused, materialize_grads, retain_grad -------------------------------------
+def test_backward_inputs_fills_only_those() -> None:
+    x, y = leaf(1.0, 2.0), leaf(3.0, 4.0)
+    (x * y).sum().backward(inputs=[x])
+    np.testing.assert_array_equal(x.grad.data, [3.0, 4.0])
+    assert y.grad is None
+    (x * y).sum().backward(inputs=y)
+    np.testing.assert_array_equal(y.grad.data, [1.0, 2.0])
+    np.testing.assert_array_equal(x.grad.data, [3.0, 4.0])
+
+
+def test_backward_inputs_may_be_a_non_leaf() -> None:
+    x = leaf(1.0, 2.0)
+    m = x * 3
+    (m * m).sum().backward(inputs=[m])
+    np.testing.assert_array_equal(m.grad.data, [6.0, 12.0])
+    assert x.grad is None
+
+
+def test_grad_with_respect_to_leaves_and_non_leaves() -> None:
+    x = leaf(1.0, 2.0)
+    m = x * 3
+    gm, gx, gx_again = autograd.grad((m * m).sum(), [m, x, x])
+    np.testing.assert_array_equal(gm.data, [6.0, 12.0])
+    np.testing.assert_array_equal(gx.data, [18.0, 36.0])
+    np.testing.assert_array_equal(gx_again.data, gx.data)
+
+
+def test_allow_unused_and_materialize_grads() -> None:
+    x, unused = leaf(1.0, 2.0), fg.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+    with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+        autograd.grad((x * 2).sum(), [x, unused], retain_graph=True)
+    gx, gu = autograd.grad((x * 2).sum(), [x, unused], allow_unused=True)
+    assert gu is None and gx.tolist() == [2.0, 2.0]
+    gx, gu = autograd.grad((x * 2).sum(), [x, unused], materialize_grads=True)
+    assert gu.shape == (1, 3) and gu.tolist() == [[0.0, 0.0, 0.0]] and gx.tolist() == [2.0, 2.0]
+    with pytest.raises(ValueError, match="allow_unused"):
+        autograd.grad((x * 2).sum(), [x], materialize_grads=True, allow_unused=False)
+
+
+def test_retain_grad_on_non_leaf_accumulates() -> None:
+    x = leaf(1.0, 2.0)
+    m = x * 3
+    m.retain_grad()
+    y = (m * m).sum()
+    y.backward(retain_graph=True)
+    np.testing.assert_array_equal(m.grad.data, [6.0, 12.0])
+    y.backward()
+    np.testing.assert_array_equal(m.grad.data, [12.0, 24.0])
+    np.testing.assert_array_equal(x.grad.data, [36.0, 72.0])
+    unretained = x * 1
+    (unretained * 2).sum().backward()
+    assert unretained.grad is None
+
+
+# ----- summation and pruning ---------------------------------------------------------------------
+def test_gradients_sum_over_every_use_of_a_tensor() -> None:
+    a = scalar(3.0)
+    b = a * 2           # 6
+    c = b + b * b       # b + b^2
+    d = c * b           # b^2 + b^3, so dd/db = 2b + 3b^2 = 120, dd/da = 240
+    d.backward()
+    assert a.grad.item() == 240.0
+
+
+def test_diamond_with_broadcasting_branches() -> None:
+    x = leaf(1.0, 2.0)
+    col = fg.tensor([[1.0], [2.0], [3.0]], requires_grad=True)
+    left, right = x * col, fg.exp(x)         # (3, 2) and (2,)
+    (left + right + left * right).sum().backward()
+    e = np.exp(x.data)
+    np.testing.assert_allclose(x.grad.data, 6 + 3 * e + 6 * (e + x.data * e))
+    np.testing.assert_allclose(col.grad.data, (x.data + x.data * e).sum() * np.ones((3, 1)))
+
+
+def test_a_leaf_used_many_times_gets_the_sum() -> None:
+    x = scalar(0.5)
+    y = x
+    for _ in range(10):
+        y = y + x * x
+    y.backward()
+    assert x.grad.item() == pytest.approx(1 + 10 * 2 * 0.5)
+
+
+@pytest.mark.parametrize("call", ["grad", "backward"])
+def test_only_nodes_leading_to_inputs_run(call: str) -> None:
+    x, w = leaf(1.0, 2.0), leaf(3.0, 4.0)
+    a, b = x * 2, fg.exp(w)
+    ran: list[str] = []
+    a.grad_fn.register_prehook(lambda grads: ran.append("mul"))
+    b.grad_fn.register_prehook(lambda grads: ran.append("exp"))
+    out = (a + b).sum()
+    if call == "grad":
+        (g,) = autograd.grad(out, x)
+        np.testing.assert_array_equal(g.data, [2.0, 2.0])
+    else:
+        out.backward(inputs=[x])
+        np.testing.assert_array_equal(x.grad.data, [2.0, 2.0])
+    assert ran == ["mul"]
+    assert w.grad is None
+
+
+# ----- deep graphs and memory --------------------------------------------------------------------
+def _stack_depth() -> int:
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    return depth
+
+
+def test_a_100000_op_chain_needs_no_recursion() -> None:
+    x = leaf(1.0, 2.0, 3.0, 4.0)
+    y = x
+    for _ in range(50_000):
+        y = y * 0.9999 + 0.0001   # two ops per round
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(_stack_depth() + 100)  # nothing on the way may recurse per node
+    try:
+        y.sum().backward()
+        del y  # tearing the graph down must not recurse either
+    finally:
+        sys.setrecursionlimit(limit)
+    np.testing.assert_allclose(x.grad.data, np.full(4, 0.9999 ** 50_000))
+
+
+def test_saved_intermediate_is_freed_right_after_backward() -> None:
+    gc.disable()  # the release must not depend on the cycle collector
+    try:
+        x = fg.tensor(np.linspace(0, 1, 1000), requires_grad=True)
+        h = fg.exp(x)
+        saved = weakref.ref(h.data)
+        out = (h * h).sum()   # saves h (as mul's input) and exp's output
+        del h
+        assert saved() is not None
+        out.backward()
+        assert saved() is None
+        del out
+        np.testing.assert_allclose(x.grad.data, 2 * np.exp(2 * np.linspace(0, 1, 1000)))
+    finally:
+        gc.enable()
+
+
+def test_retained_graph_keeps_saved_values_until_the_graph_goes() -> None:
+    gc.disable()
+    try:
+        x = fg.tensor(np.ones(100), requires_grad=True)
+        h = fg.sin(x)
+        saved = weakref.ref(h.data)
+        out = (h * h).sum()
+        del h
+        out.backward(retain_graph=True)
+        assert saved() is not None
+        node = weakref.ref(out.grad_fn)
+        del out
+        assert saved() is None and node() is None
+    finally:
+        gc.enable()
