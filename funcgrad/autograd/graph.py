@@ -107,6 +107,10 @@ def version_error(node: Node, shape: tuple[int, ...], saved: int, now: int) -> R
 class Node:
     """One step of the backward graph (PyTorch's ``grad_fn`` objects).
 
+    Saved values live in ``_saved`` with, in ``_versions``, what to check them against: None (no
+    check), an int (a saved input Tensor's version at save time), the version counter of the node's
+    own output (saved at version 0), or a tuple of these for a tuple of saved values.
+
     Attributes:
         next_functions: one ``(node, input_nr)`` pair per differentiable input; ``(None, 0)`` for an
             input that needs no gradient.
@@ -173,8 +177,10 @@ class Node:
         for value, version in zip(saved, self._versions):
             if version is None:
                 values.append(value)
-            elif not as_tensors and type(value) is SavedOutput and value.counter[0] == version:
-                values.append(value.data)  # the common case, inlined
+            elif type(version) is list:  # this node's own output, saved at version 0 with its counter
+                if version[0]:
+                    raise version_error(self, value.shape, 0, version[0])
+                values.append(_own_output(value, self, version) if as_tensors else value)
             else:
                 values.append(self._unpack(value, version, as_tensors))
         return values
@@ -196,6 +202,12 @@ class Node:
         if now != version:
             raise version_error(self, value.data.shape, version, now)
         return value if as_tensors else value.data
+
+
+def _own_output(data: np.ndarray, node: Node, counter: list[int]) -> Tensor:
+    from funcgrad.tensor import Tensor
+
+    return Tensor._from_node(data, node, 0, counter)
 
 
 def saved_version(value: Any) -> Any:

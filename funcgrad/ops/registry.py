@@ -271,28 +271,23 @@ def _make_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
     wrap = Tensor._wrap
     differentiable = spec.differentiable
 
-    if positions == (0,) and n_params == 1:  # unary ops: the hottest path, kept short
-        def unary(*args: Any, **kwargs: Any) -> Any:
+    # unary and binary ops on (x[, y]) are the hottest path: plain parameters, no packing
+    if spec.params == ("x",):
+        def unary(x: Any) -> Any:
             if checked and dispatch.active:
-                return dispatch.call_op(spec, spec.plain, args, kwargs)
-            if kwargs or len(args) != 1:
-                args = bind(args, kwargs)
-            x = args[0]
+                return dispatch.call_op(spec, spec.plain, (x,), {})
             if not isinstance(x, Tensor):
                 return kernel(x)
             out = kernel(x.data)
             if x._requires_grad and differentiable and STATE.grad_enabled:
-                return record(args, out)
+                return record((x,), out)
             return wrap(out)
         return unary
 
-    if positions == (0, 1) and n_params == 2:  # binary ops
-        def binary(*args: Any, **kwargs: Any) -> Any:
+    if spec.params == ("x", "y"):
+        def binary(x: Any, y: Any) -> Any:
             if checked and dispatch.active:
-                return dispatch.call_op(spec, spec.plain, args, kwargs)
-            if kwargs or len(args) != 2:
-                args = bind(args, kwargs)
-            x, y = args
+                return dispatch.call_op(spec, spec.plain, (x, y), {})
             if isinstance(x, Tensor):
                 if isinstance(y, Tensor):
                     out = kernel(x.data, y.data)
@@ -306,7 +301,7 @@ def _make_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
             else:
                 return kernel(x, y)
             if requires_grad and differentiable and STATE.grad_enabled:
-                return record(args, out)
+                return record((x, y), out)
             return wrap(out)
         return binary
 
@@ -413,24 +408,32 @@ def _recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
             node._saved = node._versions = ()
             return results if multi else result
         saved = []
+        versions = []
         for p, users in zip(saved_positions, saved_users):
             for u in users:
                 if edges[u] is not NO_EDGE:
                     break
             else:
-                if users:
-                    saved.append(None)  # only rules of inputs that need no gradient would read it
+                if users:  # only rules of inputs that need no gradient would read it
+                    saved.append(None)
+                    versions.append(None)
                     continue
             if p >= 0:
-                saved.append(args[p])
+                value = args[p]
+                saved.append(value)
+                versions.append(value._version_counter[0] if isinstance(value, Tensor) else saved_version(value))
             elif p < -1:
                 saved.append(np.shape(args[-p - 2]))
+                versions.append(None)
             elif multi:
-                saved.append(tuple([SavedOutput(r.data, r._version_counter, i) for i, r in enumerate(results)]))
-            else:
-                saved.append(SavedOutput(result.data, result._version_counter))
+                value = tuple([SavedOutput(r.data, r._version_counter, i) for i, r in enumerate(results)])
+                saved.append(value)
+                versions.append(saved_version(value))
+            else:  # the op's own output: its array, checked through its version counter (saved at 0)
+                saved.append(result.data)
+                versions.append(result._version_counter)
         node._saved = tuple(saved)
-        node._versions = tuple([saved_version(v) for v in saved])
+        node._versions = tuple(versions)
         return results if multi else result
 
     return record
