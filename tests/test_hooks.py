@@ -1,0 +1,188 @@
+"""Hooks and graph objects: tensor hooks, post-accumulate-grad hooks, Node pre/post hooks, handles,
+metadata, names and ``next_functions``."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad as fg
+from funcgrad import autograd
+
+
+def leaf(*values: float) -> fg.Tensor:
+    return fg.tensor(list(values), requires_grad=True)
+
+
+# ----- tensor hooks ------------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+def test_tensor_hook_observes_the_summed_gradient_once(kind: str) -> None:
+    x = leaf(1.0, 2.0)
+    t = x if kind == "leaf" else x * 1
+    seen: list[list[float]] = []
+    t.register_hook(lambda g: seen.append(g.tolist()))
+    (t * t + 3 * t).sum().backward()  # two uses: the hook sees their sum, once
+    assert seen == [[5.0, 7.0]]
+    np.testing.assert_array_equal(x.grad.data, [5.0, 7.0])
+
+
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+def test_tensor_hook_replaces_the_gradient_and_is_removable(kind: str) -> None:
+    x = leaf(1.0, 2.0)
+    t = x if kind == "leaf" else x * 1
+    handle = t.register_hook(lambda g: g * 10)
+    y = (t * 3).sum()
+    y.backward(retain_graph=True)
+    np.testing.assert_array_equal(x.grad.data, [30.0, 30.0])
+    handle.remove()
+    handle.remove()  # harmless twice
+    x.grad = None
+    y.backward()
+    np.testing.assert_array_equal(x.grad.data, [3.0, 3.0])
+
+
+def test_tensor_hooks_chain_in_registration_order() -> None:
+    x = leaf(1.0)
+    m = x * 1
+    m.register_hook(lambda g: g + 1)
+    m.register_hook(lambda g: g * 10)
+    m.retain_grad()
+    (m * 2).sum().backward()
+    assert m.grad.tolist() == [30.0]  # retain_grad sees the gradient after the hooks, as torch
+    assert x.grad.tolist() == [30.0]
+
+
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+def test_tensor_hooks_apply_to_autograd_grad(kind: str) -> None:
+    x = leaf(1.0, 2.0)
+    t = x if kind == "leaf" else x * 1
+    t.register_hook(lambda g: g * 10)
+    (g,) = autograd.grad((t * 3).sum(), t)
+    np.testing.assert_array_equal(g.data, [30.0, 30.0])
+
+
+def test_hook_with_create_graph_gets_a_differentiable_gradient() -> None:
+    x = fg.tensor(2.0, requires_grad=True)
+    m = x * 1
+    got: list[fg.Tensor] = []
+    m.register_hook(lambda g: got.append(g))
+    (g,) = autograd.grad(m ** 3, x, create_graph=True)
+    assert got[0].requires_grad and got[0].item() == 12.0
+    assert autograd.grad(g, x)[0].item() == 12.0
+
+
+def test_hook_handle_is_a_context_manager() -> None:
+    x = leaf(1.0)
+    with x.register_hook(lambda g: g * 0):
+        (x * 2).sum().backward()
+    assert x.grad.tolist() == [0.0]
+    (x * 2).sum().backward()
+    assert x.grad.tolist() == [2.0]
+
+
+# ----- post-accumulate-grad hooks ----------------------------------------------------------------
+def test_post_accumulate_grad_hook_sees_the_updated_grad() -> None:
+    x = leaf(1.0, 2.0)
+    seen: list[list[float]] = []
+    handle = x.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.tolist()))
+    (x * x).sum().backward()
+    (x * 3).sum().backward()
+    assert seen == [[2.0, 4.0], [5.0, 7.0]]
+    autograd.grad((x * 2).sum(), x)  # grad() accumulates nothing, so the hook does not run
+    handle.remove()
+    (x * 3).sum().backward()
+    assert len(seen) == 2 and x.grad.tolist() == [8.0, 10.0]
+
+
+def test_post_accumulate_grad_hook_is_for_leaves_only() -> None:
+    with pytest.raises(RuntimeError, match="non-leaf"):
+        (leaf(1.0) * 2).register_post_accumulate_grad_hook(lambda t: None)
+
+
+# ----- node hooks --------------------------------------------------------------------------------
+def test_node_post_hook_gets_grad_inputs_and_grad_outputs() -> None:
+    x, y = leaf(1.0, 2.0), leaf(3.0, 4.0)
+    z = x * y
+    calls: list[tuple] = []
+    z.grad_fn.register_hook(lambda gi, go: calls.append(([g.tolist() for g in gi], [g.tolist() for g in go])))
+    (z * 2).sum().backward()
+    assert calls == [([[6.0, 8.0], [2.0, 4.0]], [[2.0, 2.0]])]
+
+
+def test_node_pre_hook_gets_grad_outputs() -> None:
+    x = leaf(1.0, 2.0)
+    z = fg.exp(x)
+    calls: list[list] = []
+    z.grad_fn.register_prehook(lambda go: calls.append([g.tolist() for g in go]))
+    (z * 3).sum().backward()
+    assert calls == [[[3.0, 3.0]]]
+
+
+@pytest.mark.parametrize(("register", "hook", "expected"), [
+    ("register_prehook", lambda go: (go[0] * 5,), [10.0, 10.0]),
+    ("register_hook", lambda gi, go: (gi[0] * 0 + 7,), [7.0, 7.0]),
+])
+def test_node_hooks_can_replace_gradients_and_be_removed(register, hook, expected) -> None:
+    x = leaf(1.0, 2.0)
+    z = x * 2
+    handle = getattr(z.grad_fn, register)(hook)
+    y = z.sum()
+    y.backward(retain_graph=True)
+    np.testing.assert_array_equal(x.grad.data, expected)
+    handle.remove()
+    x.grad = None
+    y.backward()
+    np.testing.assert_array_equal(x.grad.data, [2.0, 2.0])
+
+
+def test_hooks_must_be_callable() -> None:
+    with pytest.raises(TypeError, match="callable"):
+        (leaf(1.0) * 2).grad_fn.register_hook(42)
+
+
+# ----- graph objects -----------------------------------------------------------------------------
+def test_next_functions_structure_and_names() -> None:
+    x, y = leaf(1.0, 2.0), leaf(3.0, 4.0)
+    s = (x + y).sum()
+    assert s.grad_fn.name() == "SumBackward0"
+    ((add, nr),) = s.grad_fn.next_functions
+    assert add.name() == "AddBackward0" and nr == 0
+    (acc_x, nx), (acc_y, ny) = add.next_functions
+    assert isinstance(acc_x, autograd.AccumulateGrad) and acc_x.name() == "AccumulateGrad"
+    assert acc_x.variable is x and acc_y.variable is y and nx == ny == 0
+    assert acc_x.next_functions == ()
+
+
+def test_an_input_that_needs_no_grad_has_a_none_edge() -> None:
+    x = leaf(1.0)
+    z = x * 2
+    assert z.grad_fn.name() == "MulBackward0"
+    (acc, _), (none, nr) = z.grad_fn.next_functions
+    assert acc.variable is x and none is None and nr == 0
+    assert (fg.tensor([2.0]) * x).grad_fn.next_functions[0] == (None, 0)
+
+
+def test_a_leaf_has_one_accumulate_grad_node_while_its_graph_lives() -> None:
+    x = leaf(1.0)
+    a, b = x * 2, x * 3
+    assert a.grad_fn.next_functions[0][0] is b.grad_fn.next_functions[0][0]
+
+
+@pytest.mark.parametrize(("f", "name"), [
+    (lambda x: x * x, "MulBackward0"), (lambda x: x + x, "AddBackward0"), (lambda x: x - 1, "SubBackward0"),
+    (lambda x: x / 2, "DivBackward0"), (lambda x: -x, "NegBackward0"), (fg.exp, "ExpBackward0"),
+    (fg.sin, "SinBackward0"), (lambda x: x ** 2, "PowBackward0"), (lambda x: x.sum(), "SumBackward0"),
+    (lambda x: x.mean(), "MeanBackward0"), (lambda x: x.clone(), "CloneBackward0"),
+])
+def test_node_names_follow_pytorch(f, name) -> None:
+    assert f(leaf(1.0, 2.0)).grad_fn.name() == name
+
+
+def test_sequence_nr_grows_and_metadata_is_a_persistent_dict() -> None:
+    x = leaf(1.0)
+    a = x * 2
+    b = a + 1
+    assert b.grad_fn.sequence_nr > a.grad_fn.sequence_nr
+    node = b.grad_fn
+    assert node.metadata == {}
+    node.metadata["tag"] = "mine"
+    assert b.grad_fn.metadata == {"tag": "mine"}
