@@ -1,0 +1,169 @@
+"""Grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode, as context managers, decorators
+and (set_grad_enabled) a plain call; each thread has its own mode."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import funcgrad as fg
+from funcgrad import autograd
+
+
+def leaf(*values: float) -> fg.Tensor:
+    return fg.tensor(list(values), requires_grad=True)
+
+
+def records() -> bool:
+    """Whether an op on a tensor that requires grad records a node right now."""
+    y = leaf(1.0) * 2
+    assert fg.is_grad_enabled() == y.requires_grad == (y.grad_fn is not None)
+    return y.requires_grad
+
+
+OFF = {
+    "no_grad()": lambda: fg.no_grad(),
+    "set_grad_enabled(False)": lambda: fg.set_grad_enabled(False),
+    "inference_mode()": lambda: fg.inference_mode(),
+    "inference_mode(True)": lambda: fg.inference_mode(True),
+}
+
+
+@pytest.mark.parametrize("mode", OFF.values(), ids=OFF.keys())
+def test_modes_that_turn_recording_off_as_context_managers(mode) -> None:
+    assert records()
+    with mode():
+        assert not records()
+        with fg.enable_grad():
+            assert records()
+        assert not records()
+    assert records()
+
+
+@pytest.mark.parametrize("mode", OFF.values(), ids=OFF.keys())
+def test_modes_as_decorators(mode) -> None:
+    @mode()
+    def inside(a: int) -> tuple[int, bool]:
+        return a + 1, records()
+
+    assert records()  # decorating alone changes nothing
+    assert inside(1) == (2, False)
+    assert inside.__name__ == "inside"
+    assert records()
+
+
+@pytest.mark.parametrize("mode", [fg.no_grad, fg.inference_mode])
+def test_bare_decorators(mode) -> None:
+    @mode
+    def inside() -> bool:
+        return records()
+
+    assert inside() is False and records()
+
+    @fg.enable_grad
+    def enabled() -> bool:
+        return records()
+
+    with fg.no_grad():
+        assert enabled() is True
+        assert not records()
+
+
+def test_enable_grad_decorator_inside_no_grad() -> None:
+    @fg.enable_grad()
+    def enabled() -> bool:
+        return records()
+
+    with fg.no_grad():
+        assert enabled() and not records()
+
+
+def test_set_grad_enabled_as_a_plain_call() -> None:
+    try:
+        fg.set_grad_enabled(False)
+        assert not records()
+        fg.set_grad_enabled(True)
+        assert records()
+    finally:
+        fg.set_grad_enabled(True)
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_set_grad_enabled_context_restores_the_previous_mode(flag: bool) -> None:
+    with fg.no_grad():
+        with fg.set_grad_enabled(flag):
+            assert records() is flag
+        assert not records()
+    assert records()
+
+
+def test_modes_restore_after_an_exception() -> None:
+    with pytest.raises(ValueError, match="boom"), fg.no_grad():
+        raise ValueError("boom")
+    assert records()
+
+    @fg.set_grad_enabled(False)
+    def fails() -> None:
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        fails()
+    assert records()
+
+
+def test_inference_mode_flag_and_false_is_a_no_op() -> None:
+    assert not autograd.is_inference_mode_enabled()
+    with fg.inference_mode():
+        assert autograd.is_inference_mode_enabled() and not fg.is_grad_enabled()
+    with fg.inference_mode(False):
+        assert not autograd.is_inference_mode_enabled() and records()
+    assert not autograd.is_inference_mode_enabled()
+
+
+def test_no_grad_results_are_leaves_and_backward_still_works_inside() -> None:
+    x = leaf(1.0, 2.0)
+    y = (x * 3).sum()
+    with fg.no_grad():
+        z = x * 2
+        y.backward()  # backward is allowed under no_grad, as torch
+    assert z.is_leaf and not z.requires_grad and z.grad_fn is None
+    np.testing.assert_array_equal(x.grad.data, [3.0, 3.0])
+
+
+# ----- threads -----------------------------------------------------------------------------------
+def run_in_thread(fn) -> object:
+    result: list[object] = []
+    thread = threading.Thread(target=lambda: result.append(fn()))
+    thread.start()
+    thread.join()
+    return result[0]
+
+
+def test_a_thread_started_inside_no_grad_has_grad_enabled() -> None:
+    with fg.no_grad():
+        assert run_in_thread(records) is True
+        assert not records()
+
+
+def test_setting_the_mode_in_one_thread_does_not_leak_into_another() -> None:
+    ready, checked = threading.Event(), threading.Event()
+
+    def turn_off() -> bool:
+        fg.set_grad_enabled(False)  # no restore: only this thread is affected
+        ready.set()
+        checked.wait(5)
+        return fg.is_grad_enabled()
+
+    result: list[bool] = []
+    worker = threading.Thread(target=lambda: result.append(turn_off()))
+    worker.start()
+    assert ready.wait(5)
+    assert records()  # the main thread is untouched while the worker has grad off
+    checked.set()
+    worker.join()
+    assert result == [False]
+
+    with fg.no_grad():
+        assert run_in_thread(lambda: (fg.set_grad_enabled(True), records())[1]) is True
+        assert not records()
