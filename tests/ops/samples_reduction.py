@@ -1,10 +1,33 @@
 """Samples of reductions (funcgrad/ops/derivatives/reduction.py)."""
+import numpy as np
 
 from tests.ops.sampling import A, P, S, away_from  # noqa: F401
 
+_DISTINCT = np.array([[0.3, -1.2, 2.0, 0.9], [1.5, 0.1, -0.4, -2.2], [-0.7, 1.1, 0.6, 1.9]])  # no ties
+_WITH_ZEROS = np.array([[0.0, 1.5, -0.8], [1.2, 0.0, 0.0], [0.7, -1.3, 0.9]])
+
 SAMPLES: dict[str, list[S]] = {
-    # ----- reductions -----------------------------------------------------------------------------
+    # ----- sums and moments -------------------------------------------------------------------------
     "sum_to": [S(A(2, 3, 4), (3, 1)), S(A(3), (3,))],
-    "sum": [S(A(3, 4)), S(A(3, 4), 1), S(A(2, 3, 4), dim=(0, 2), keepdim=True), S(A())],
+    "sum": [S(A(3, 4)), S(A(3, 4), 1), S(A(2, 3, 4), dim=(0, 2), keepdim=True), S(A()), S(A(), 0)],
     "mean": [S(A(3, 4)), S(A(3, 4), dim=-1), S(A(2, 3, 4), dim=(0, 2), keepdim=True)],
+    "var": [S(A(3, 4)), S(A(3, 4), 1), S(A(2, 3, 4), dim=(0, -1), keepdim=True, correction=0),
+            S(A(5), correction=2)],
+    "std": [S(A(3, 4)), S(A(3, 4), -1, keepdim=True), S(A(2, 3, 4), (1, 2), correction=0)],
+    "prod": [S(A(3, 4)), S(A(3, 4), 1), S(A(2, 3, 4), dim=(0, 2), keepdim=True), S(A()),
+             S(_WITH_ZEROS), S(_WITH_ZEROS, 0), S(_WITH_ZEROS, -1, keepdim=True)],
+    # ----- extremes ---------------------------------------------------------------------------------
+    "amax": [S(_DISTINCT), S(_DISTINCT, 0), S(_DISTINCT, (0, 1), keepdim=True), S(A())],
+    "amin": [S(_DISTINCT), S(_DISTINCT, -1, keepdim=True)],
+    "argmax": [S(_DISTINCT), S(_DISTINCT, 1), S(_DISTINCT, 0, keepdim=True)],
+    "argmin": [S(_DISTINCT), S(_DISTINCT, -1)],
+    # ----- smooth reductions, scans and normalizations ----------------------------------------------
+    "logsumexp": [S(A(3, 4), 1), S(A(2, 3, 4), (0, 2), keepdim=True), S(A(), 0),
+                  S(np.array([800.0, 801.0, 799.0]), 0)],
+    "cumsum": [S(A(3, 4), 1), S(A(2, 3, 4), -3), S(A(), 0)],
+    "cumprod": [S(A(3, 4), 1), S(A(2, 3, 4), -2), S(A(), 0), S(_WITH_ZEROS, 0), S(_WITH_ZEROS, 1)],
+    "norm": [S(A(3, 4)), S(A(3, 4), 3, 1), S(A(3, 4), 1.5, (0, 1), keepdim=True), S(A(3, 4), 0.5, -1),
+             S(A(3, 4), "fro", 0), S(A(3, 4), 1, 1), S(_DISTINCT, np.inf, 1), S(_DISTINCT, -np.inf)],
+    "softmax": [S(A(3, 4), 1), S(A(2, 3, 4), -3), S(A(), 0), S(np.array([1000.0, 999.0, 998.5]), 0)],
+    "log_softmax": [S(A(3, 4), 0), S(A(2, 3, 4), -1), S(np.array([1000.0, 999.0, 998.5]), 0)],
 }

@@ -1,28 +1,272 @@
-"""Derivatives of reductions over ``dim`` (with ``keepdim``). Names as in elementwise.py."""
+"""Derivatives of reductions over ``dim`` (with ``keepdim``), scans and softmax. Names as in elementwise.py.
+
+``dim`` is an int, a tuple of ints or None (all dims); 0 and -1 are valid dims of a 0-d input, as
+torch. ``g`` may carry leading batch dims, so rules address ``g``'s dims from the end (``_dims_from_end``)
+and spread reduced gradients with ``R.unreduce``. The helpers below the kernels are the rules that
+need more than one line, each with its math in the docstring.
+"""
+from collections import namedtuple
+from typing import Any
+
 import numpy as np
 
+import funcgrad.ops as F
 from funcgrad.ops import formulas as R
 from funcgrad.ops import kernels as K
-from funcgrad.ops.registry import LINEAR, defop
+from funcgrad.ops.registry import LINEAR, composite, defop, nondiff
+
+_Extremes = namedtuple("max", ["values", "indices"])  # as torch.return_types.max
+_Minima = namedtuple("min", ["values", "indices"])
 
 
+def _dims(dim, ndim):
+    """``dim`` as a tuple of non-negative dims (all for None, none for a 0-d input)."""
+    return R.normalize_dims(dim, ndim) if ndim else ()
+
+
+def _dims_from_end(dim, ndim):
+    """``dim`` of an ``ndim``-d input as negative dims, valid for gradients with leading batch dims."""
+    return R.from_end(_dims(dim, ndim), ndim)
+
+
+# ----- kernels --------------------------------------------------------------------------------
 def _sum(x, dim=None, keepdim=False):
     """Sum over ``dim`` (all dims when None)."""
-    return np.sum(x, axis=_axes(dim), keepdims=keepdim)
+    return np.sum(x, axis=_dims(dim, np.ndim(x)), keepdims=keepdim)
 
 
 def _mean(x, dim=None, keepdim=False):
     """Mean over ``dim`` (all dims when None)."""
-    return np.mean(x, axis=_axes(dim), keepdims=keepdim)
+    return np.mean(x, axis=_dims(dim, np.ndim(x)), keepdims=keepdim)
 
 
-def _axes(dim):
-    return tuple(dim) if isinstance(dim, list) else dim
+def _var(x, dim=None, correction=1, keepdim=False):
+    """Variance over ``dim`` with ``N - correction`` in the denominator (unbiased by default).
+
+    ``correction`` may also be given as torch's older ``unbiased`` flag (True = 1, False = 0).
+    """
+    return np.var(x, axis=_dims(dim, np.ndim(x)), ddof=int(correction), keepdims=keepdim)
 
 
-# ----- sums -----------------------------------------------------------------------------------
+def _std(x, dim=None, correction=1, keepdim=False):
+    """Standard deviation over ``dim``: the square root of ``var``."""
+    return np.std(x, axis=_dims(dim, np.ndim(x)), ddof=int(correction), keepdims=keepdim)
+
+
+def _prod(x, dim=None, keepdim=False):
+    """Product over ``dim`` (all dims when None)."""
+    return np.prod(x, axis=_dims(dim, np.ndim(x)), keepdims=keepdim)
+
+
+def _amax(x, dim=None, keepdim=False):
+    """Largest value over ``dim`` (all dims when None)."""
+    return np.amax(x, axis=_dims(dim, np.ndim(x)), keepdims=keepdim)
+
+
+def _amin(x, dim=None, keepdim=False):
+    """Smallest value over ``dim`` (all dims when None)."""
+    return np.amin(x, axis=_dims(dim, np.ndim(x)), keepdims=keepdim)
+
+
+def _argmax(x, dim=None, keepdim=False):
+    """Index of the (first) largest value along ``dim``; of the flattened input when None."""
+    return np.argmax(x, axis=dim, keepdims=keepdim)
+
+
+def _argmin(x, dim=None, keepdim=False):
+    """Index of the (first) smallest value along ``dim``; of the flattened input when None."""
+    return np.argmin(x, axis=dim, keepdims=keepdim)
+
+
+def _logsumexp(x, dim, keepdim=False):
+    """log(sum(exp(x))) over ``dim``, computed without overflow."""
+    axes = _dims(dim, np.ndim(x))
+    top = np.amax(x, axis=axes, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)  # all -inf (or an inf): no shift
+    out = np.log(np.sum(np.exp(x - top), axis=axes, keepdims=True)) + top
+    return out if keepdim else np.squeeze(out, axes)
+
+
+def _cumsum(x, dim):
+    """Running sum along ``dim``."""
+    return np.cumsum(np.atleast_1d(x), axis=dim).reshape(np.shape(x))
+
+
+def _cumprod(x, dim):
+    """Running product along ``dim``."""
+    return np.cumprod(np.atleast_1d(x), axis=dim).reshape(np.shape(x))
+
+
+def _norm(x, p=2, dim=None, keepdim=False):
+    """The vector p-norm over ``dim`` (all dims when None); ``p`` > 0, inf, -inf or 'fro' (= 2)."""
+    p, axes = _norm_order(p), _dims(dim, np.ndim(x))
+    if p == np.inf:
+        return np.amax(np.abs(x), axis=axes, keepdims=keepdim)
+    if p == -np.inf:
+        return np.amin(np.abs(x), axis=axes, keepdims=keepdim)
+    if p == 2:
+        return np.sqrt(np.sum(x * x, axis=axes, keepdims=keepdim))
+    return np.sum(np.abs(x) ** p, axis=axes, keepdims=keepdim) ** (1 / p)
+
+
+def _softmax(x, dim):
+    """exp(x) / sum(exp(x)) along ``dim``, shifted by the max for stability."""
+    axes = _dims(dim, np.ndim(x))
+    e = np.exp(x - np.amax(x, axis=axes, keepdims=True))
+    return e / np.sum(e, axis=axes, keepdims=True)
+
+
+def _log_softmax(x, dim):
+    """x - logsumexp(x) along ``dim``, shifted by the max for stability."""
+    axes = _dims(dim, np.ndim(x))
+    shifted = x - np.amax(x, axis=axes, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axes, keepdims=True))
+
+
+def _norm_order(p):
+    """The norm's order as a float ('fro' is 2); ValueError for anything norm() does not support."""
+    if p == "fro":
+        return 2.0
+    if isinstance(p, str) or not (p > 0 or p == -np.inf):
+        raise ValueError(f"norm(): p must be a positive number, inf, -inf or 'fro', got {p!r}")
+    return float(p)
+
+
+# ----- rules longer than one line ---------------------------------------------------------------
+def _var_grad(g, x, dim, correction, keepdim):
+    """d var / dx_i = 2 (x_i - mean(x)) / (N - correction)."""
+    n = R.count(x.shape, dim) - int(correction)
+    return R.unreduce(g, x.shape, dim, keepdim) * (x - F.mean(x, dim, True)) * np.divide(2.0, n)
+
+
+def _std_grad(g, x, out, dim, correction, keepdim):
+    """d std = d var / (2 std); 0 where std == 0, as torch."""
+    zero = F.eq(out, 0)
+    return _var_grad(F.where(zero, 0.0, g / (2 * F.where(zero, 1.0, out))), x, dim, correction, keepdim)
+
+
+def _spread_to_extremes(g, x, out, dim, keepdim):
+    """Gradient of amax/amin: g shared evenly among the elements equal to the result (ties split, as torch)."""
+    hit = F.eq(x, R.unreduce(out, x.shape, dim, keepdim))
+    return R.unreduce(g, x.shape, dim, keepdim) * hit / F.sum(hit, dim, True)
+
+
+def _others_product(x, dim):
+    """prod_{j != i} x_j within each reduced group: the exclusive running products from the left
+    times those from the right. No division by x, so zeros are right at every order."""
+    dims = _dims(dim, x.ndim)
+    last = tuple(range(-len(dims), 0))
+    moved = F.movedim(x, dims, last)  # reduced dims last, then merged: (..., n)
+    flat = F.reshape(moved, tuple(moved.shape[:x.ndim - len(dims)]) + (R.count(x.shape, dim),))
+    others = _exclusive_cumprod(flat) * F.flip(_exclusive_cumprod(F.flip(flat, -1)), -1)
+    return F.movedim(F.reshape(others, moved.shape), last, dims)
+
+
+def _exclusive_cumprod(t):
+    """(1, t_0, t_0 t_1, ...) along the last dim."""
+    first = np.arange(t.shape[-1]) == 0
+    return F.cumprod(F.where(first, 1.0, F.roll(t, 1, -1)), -1)
+
+
+def _reverse_cumsum(t, dims):
+    """Sums from the end along the dim in ``dims`` (``t`` itself for a 0-d input, whose ``dims`` is empty)."""
+    return F.flip(F.cumsum(F.flip(t, dims), dims[0]), dims) if dims else t
+
+
+def _cumprod_grad(g, x, out, dim):
+    """grad_i = sum_{k >= i} g_k prod_{j <= k, j != i} x_j.
+
+    Without zeros in x that is reverse_cumsum(g * out)_i / x_i. With zeros the products are formed
+    from an (n, n) table whose row i has x_i replaced by 1, costing O(n^2) but never dividing.
+    """
+    dims = _dims_from_end(dim, x.ndim)
+    if not dims:
+        return g
+    if not F.sum(F.eq(x, 0)):
+        return _reverse_cumsum(g * out, dims) / x
+    d = dims[0]
+    row, col = np.ogrid[:x.shape[d], :x.shape[d]]
+    factors = F.where(row == col, 1.0, F.unsqueeze(F.movedim(x, d, -1), -2))  # (..., i, j): x_j, 1 at j == i
+    products = F.where(col >= row, F.cumprod(factors, -1), 0.0)               # (..., i, k)
+    summed = F.sum(F.unsqueeze(F.movedim(g, d, -1), -2) * products, -1)       # (*batch, ..., i)
+    return F.movedim(summed, -1, d)
+
+
+def _norm_grad(g, x, out, p, dim, keepdim):
+    """d ||x||_p / dx_i = sign(x_i) |x_i|^(p-1) / ||x||_p^(p-1), 0 where ||x||_p == 0 (as torch).
+
+    For p = +-inf, sign(x_i) times g shared evenly among the extreme |x_i| (as torch).
+    """
+    p = _norm_order(p)
+    if np.isinf(p):
+        return F.sign(x) * _spread_to_extremes(g, F.abs(x), out, dim, keepdim)
+    norm = R.unreduce(out, x.shape, dim, keepdim)
+    zero = F.eq(norm, 0)
+    scale = F.where(zero, 0.0, R.unreduce(g, x.shape, dim, keepdim) / F.where(zero, 1.0, norm) ** (p - 1))
+    if p == 2:
+        return x * scale
+    nonzero = F.ne(x, 0)
+    return F.where(nonzero, F.sign(x) * F.abs(F.where(nonzero, x, 1.0)) ** (p - 1), 0.0) * scale
+
+
+# ----- sums and moments -----------------------------------------------------------------------
 sum_to = defop("sum_to", K.sum_to, x=lambda g, x_shape, shape: R.expand_to(g, shape, x_shape), jvp=LINEAR)
 sum    = defop("sum",    _sum,     x=lambda g, x_shape, dim, keepdim: R.unreduce(g, x_shape, dim, keepdim),
                jvp=LINEAR)
 mean   = defop("mean",   _mean,    x=lambda g, x_shape, dim, keepdim: R.unreduce(g, x_shape, dim, keepdim) / R.count(x_shape, dim),
                jvp=LINEAR)
+var    = defop("var",    _var,     x=_var_grad)
+std    = defop("std",    _std,     x=_std_grad)    # 0 where std == 0, as torch
+prod   = defop("prod",   _prod,    x=lambda g, x, dim, keepdim: R.unreduce(g, x.shape, dim, keepdim) * _others_product(x, dim))
+
+# ----- extremes -------------------------------------------------------------------------------
+amax   = defop("amax",   _amax,    x=_spread_to_extremes)  # ties share g evenly, as torch
+amin   = defop("amin",   _amin,    x=_spread_to_extremes)
+argmax = nondiff("argmax", _argmax)
+argmin = nondiff("argmin", _argmin)
+
+# ----- smooth reductions, scans and normalizations --------------------------------------------
+logsumexp   = defop("logsumexp",   _logsumexp,   x=lambda g, x, out, dim, keepdim: R.unreduce(g, x.shape, dim, keepdim) * F.exp(x - R.unreduce(out, x.shape, dim, keepdim)))
+cumsum      = defop("cumsum",      _cumsum,      x=lambda g, x_shape, dim: _reverse_cumsum(g, _dims_from_end(dim, len(x_shape))), jvp=LINEAR)
+cumprod     = defop("cumprod",     _cumprod,     x=_cumprod_grad)
+norm        = defop("norm",        _norm,        x=_norm_grad)     # 0 where the norm is 0, as torch
+softmax     = defop("softmax",     _softmax,     x=lambda g, out, dim: out * (g - F.sum(g * out, _dims_from_end(dim, out.ndim), True)))
+log_softmax = defop("log_softmax", _log_softmax, x=lambda g, out, dim: g - F.exp(out) * F.sum(g, _dims_from_end(dim, out.ndim), True))
+
+
+# ----- max and min: values, (values, indices) or the elementwise extreme ------------------------
+def _extremes(x, dim, keepdim, other, full, arg, pairwise, result):
+    if other is not None or not (dim is None or isinstance(dim, int | np.integer)):
+        return pairwise(x, dim if other is None else other)
+    if dim is None:
+        return full(x)
+    indices = arg(x, dim, True)
+    ndim = np.ndim(x)
+    d = _dims(dim, ndim)[0] if ndim else None
+    n = np.shape(x)[d] if ndim else 1
+    positions = np.arange(n).reshape([-1 if i == d else 1 for i in range(ndim)])  # each element's index along dim
+    values = F.sum(F.where(F.eq(positions, indices), x, 0), dim, keepdim)  # g reaches the indexed element only, as torch
+    return result(values, indices if keepdim else F.squeeze(indices, dim))
+
+
+@composite
+def max(x: Any, dim: Any = None, keepdim: bool = False, *, other: Any = None) -> Any:  # noqa: A001
+    """The largest value, as torch.max.
+
+    ``max(x)`` is the largest element (ties share the gradient evenly); ``max(x, dim, keepdim=False)``
+    is the named tuple ``(values, indices)`` along ``dim`` (the gradient goes to the first maximum);
+    ``max(x, other)`` is ``maximum(x, other)``.
+
+    Example:
+        >>> import funcgrad as fg
+        >>> fg.max(fg.tensor([[1.0, 5.0], [7.0, 2.0]]), dim=1)
+        max(values=tensor([5., 7.]), indices=tensor([1, 0]))
+    """
+    return _extremes(x, dim, keepdim, other, amax, argmax, F.maximum, _Extremes)
+
+
+@composite
+def min(x: Any, dim: Any = None, keepdim: bool = False, *, other: Any = None) -> Any:  # noqa: A001
+    """The smallest value, as torch.min: ``min(x)``, ``min(x, dim, keepdim)`` -> ``(values, indices)``
+    or ``min(x, other)`` -> ``minimum(x, other)``; see ``max``."""
+    return _extremes(x, dim, keepdim, other, amin, argmin, F.minimum, _Minima)

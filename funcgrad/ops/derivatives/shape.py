@@ -1,23 +1,129 @@
 """Derivatives of shape and view ops. Names as in elementwise.py.
 
-Gradients may carry leading batch dimensions, so rules address dims from the end
-(``R.from_end``) and build shapes with ``R.batch_shape``.
+Gradients may carry leading batch dimensions, so rules address dims from the end (``R.from_end``)
+and keep ``g``'s leading dims with ``_batch``. Ops marked ``view=True`` return NumPy views that share
+memory (and the version counter) with their input; ``flip``, ``roll``, ``repeat``, ``diag`` copy, as torch.
+Rules read only input shapes, never the output, so writing into a view does not void its graph.
 """
+from typing import Any
+
 import numpy as np
 
 import funcgrad.ops as F
 from funcgrad.ops import formulas as R
-from funcgrad.ops.registry import LINEAR, defop
+from funcgrad.ops.registry import LINEAR, composite, defop, tensor_method
 
 
+def _batch(g, ndim):
+    """The leading batch dims of ``g`` in front of an ``ndim``-d output."""
+    return tuple(np.shape(g)[: np.ndim(g) - ndim])
+
+
+def _tuple(dims):
+    """An int or a sequence of ints as a tuple."""
+    return (dims,) if isinstance(dims, int | np.integer) else tuple(dims)
+
+
+def _dim(dim, ndim):
+    """One dim as a non-negative index; IndexError (torch's message) when out of range."""
+    return R.normalize_dims(dim, ndim)[0] if ndim else 0
+
+
+# ----- shapes the kernels and the rules agree on -------------------------------------------------
+def _flat_shape(shape, start_dim, end_dim):
+    """``shape`` with dims start_dim..end_dim merged into one (a 0-d shape becomes (1,), as torch)."""
+    start, end = _dim(start_dim, len(shape)), _dim(end_dim, len(shape))
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    return tuple(shape[:start]) + (int(np.prod(shape[start:end + 1], dtype=np.int64)),) + tuple(shape[end + 1:])
+
+
+def _unflat_shape(shape, dim, sizes):
+    """``shape`` with dim ``dim`` split into ``sizes`` (one of which may be -1)."""
+    d, sizes = _dim(dim, len(shape)), tuple(sizes)
+    if -1 not in sizes and np.prod(sizes, dtype=np.int64) != shape[d]:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+                           f"({shape[d]}) in the input tensor")
+    return tuple(shape[:d]) + sizes + tuple(shape[d + 1:])
+
+
+def _squeezed_shape(shape, dim):
+    """``shape`` without the dims of size 1 among ``dim`` (all dims when None); other dims stay, as torch."""
+    dims = range(len(shape)) if dim is None else [_dim(d, len(shape)) for d in _tuple(dim)]
+    return tuple(n for i, n in enumerate(shape) if n != 1 or i not in dims)
+
+
+def _expanded_shape(shape, sizes):
+    """The shape ``expand(sizes)`` gives: -1 keeps a size, 1s may grow, new dims go in front."""
+    lead = len(sizes) - len(shape)
+    if lead < 0:
+        raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to the "
+                           f"number of dimensions in the tensor ({len(shape)})")
+    out = []
+    for i, size in enumerate(sizes):
+        if i < lead and size == -1:
+            raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
+                               f"dimension {i}")
+        own = shape[i - lead] if i >= lead else 1
+        if size != -1 and own not in (1, size):
+            raise RuntimeError(f"The expanded size of the tensor ({size}) must match the existing size ({own}) at "
+                               f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
+                               f"{list(shape)}")
+        out.append(own if size == -1 else size)
+    return tuple(out)
+
+
+# ----- kernels --------------------------------------------------------------------------------
 def _reshape(x, shape):
-    """``x`` with a new shape (a view when possible); one entry may be -1."""
+    """``x`` with a new shape (a view when possible, else a copy); one entry may be -1."""
     return np.reshape(x, shape)
+
+
+def _view(x, shape):
+    """``x`` with a new shape, sharing its memory; one entry may be -1.
+
+    Raises:
+        RuntimeError: when the shape cannot be had without a copy (use ``reshape``) or has the wrong size.
+    """
+    out = np.asarray(x).view()
+    try:
+        out.shape = shape  # NumPy refuses, rather than copies, when strides do not allow it
+    except AttributeError:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
+                           "dimension spans across two contiguous subspaces). Use .reshape(...) instead.") from None
+    except ValueError:
+        raise RuntimeError(f"shape '{list(_tuple(shape))}' is invalid for input of size {out.size}") from None
+    return out
+
+
+def _flatten(x, start_dim=0, end_dim=-1):
+    """``x`` with dims start_dim..end_dim merged into one (a view when possible)."""
+    return np.reshape(x, _flat_shape(np.shape(x), start_dim, end_dim))
+
+
+def _unflatten(x, dim, sizes):
+    """``x`` with dim ``dim`` split into ``sizes`` (one may be -1)."""
+    return np.reshape(x, _unflat_shape(np.shape(x), dim, sizes))
+
+
+def _squeeze(x, dim=None):
+    """``x`` without its dims of size 1 (only those among ``dim``, an int or a tuple, when given)."""
+    return np.reshape(x, _squeezed_shape(np.shape(x), dim))
+
+
+def _unsqueeze(x, dim):
+    """``x`` with a new dim of size 1 at ``dim``."""
+    return np.expand_dims(x, dim)
 
 
 def _broadcast_to(x, shape):
     """``x`` broadcast to ``shape`` (a read-only view)."""
     return np.broadcast_to(x, shape)
+
+
+def _expand(x, sizes):
+    """``x`` broadcast to ``sizes``, where -1 keeps a size (a read-only view)."""
+    return np.broadcast_to(x, _expanded_shape(np.shape(x), tuple(sizes)))
 
 
 def _permute(x, dims):
@@ -30,8 +136,201 @@ def _transpose(x, dim0, dim1):
     return np.swapaxes(x, dim0, dim1)
 
 
-# ----- views ----------------------------------------------------------------------------------
-reshape      = defop("reshape",      _reshape,      x=lambda g, x_shape, out: F.reshape(g, R.batch_shape(g, out) + x_shape), jvp=LINEAR, view=True)
+def _movedim(x, source, destination):
+    """``x`` with dims ``source`` (an int or a tuple) moved to ``destination``, the others in order."""
+    return np.moveaxis(x, source, destination)
+
+
+def _diagonal(x, offset=0, dim1=0, dim2=1):
+    """The diagonal of ``x`` over ``dim1`` and ``dim2``, as its last dim (a view).
+
+    ``offset`` > 0 is above the main diagonal, < 0 below.
+    """
+    out = np.diagonal(x, offset, dim1, dim2)
+    out.flags.writeable = np.asarray(x).flags.writeable  # NumPy's is read-only; torch's is writable
+    return out
+
+
+def _repeat(x, sizes):
+    """``x`` tiled ``sizes[i]`` times along dim i; extra leading sizes add dims (a copy)."""
+    if len(sizes) < np.ndim(x):
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions "
+                           "of tensor")
+    return np.tile(x, sizes)
+
+
+def _flip(x, dims):
+    """``x`` reversed along ``dims`` (a copy)."""
+    return np.flip(x, dims).copy()
+
+
+def _roll(x, shifts, dims=None):
+    """``x`` shifted cyclically by ``shifts`` along ``dims``; over the flattened input when None."""
+    return np.roll(x, shifts, dims)
+
+
+def _diag(x, diagonal=0):
+    """For 1-D ``x``, the square matrix with ``x`` on its ``diagonal``-th diagonal; for 2-D ``x``, that
+    diagonal (a copy)."""
+    if np.ndim(x) not in (1, 2):
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {np.ndim(x)}D")
+    out = np.diag(x, diagonal)
+    return out.copy() if np.ndim(x) == 2 else out
+
+
+def _triu(x, diagonal=0):
+    """``x`` with the elements below its ``diagonal``-th diagonal zeroed (over the last two dims)."""
+    _check_matrix("triu", x)
+    return np.triu(x, diagonal)
+
+
+def _tril(x, diagonal=0):
+    """``x`` with the elements above its ``diagonal``-th diagonal zeroed (over the last two dims)."""
+    _check_matrix("tril", x)
+    return np.tril(x, diagonal)
+
+
+def _trace(x):
+    """The sum of the main diagonal of a matrix."""
+    if np.ndim(x) != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {np.ndim(x)}")
+    return np.trace(x)
+
+
+def _check_matrix(name, x):
+    if np.ndim(x) < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+
+
+# ----- rules longer than one line ---------------------------------------------------------------
+def _reshape_back(g, x_shape, out_ndim):
+    """Gradient of any reshaping op: g (*batch, *out_shape) -> (*batch, *x_shape)."""
+    return F.reshape(g, _batch(g, out_ndim) + tuple(x_shape))
+
+
+def _repeat_grad(g, x_shape, sizes):
+    """Sum g over the copies: (*batch, r_0 n_0, ..., r_k n_k) -> (*batch, r_0, n_0, ..., r_k, n_k),
+    summed over the r_i, -> (*batch, *x_shape)."""
+    k = len(sizes)
+    padded = (1,) * (k - len(x_shape)) + tuple(x_shape)
+    batch = _batch(g, k)
+    split = tuple(n for pair in zip(sizes, padded) for n in pair)
+    return F.reshape(F.sum(F.reshape(g, batch + split), tuple(range(-2 * k, 0, 2))), batch + tuple(x_shape))
+
+
+def _roll_grad(g, x_shape, shifts, dims):
+    """Roll g back by -shifts (over the flattened trailing dims when ``dims`` is None)."""
+    back = tuple(-s for s in _tuple(shifts))
+    if dims is not None:
+        return F.roll(g, back, R.from_end(_tuple(dims), len(x_shape)))
+    batch = _batch(g, len(x_shape))
+    flat = F.reshape(g, batch + (int(np.prod(x_shape, dtype=np.int64)),))
+    return F.reshape(F.roll(flat, back, -1), batch + tuple(x_shape))
+
+
+def _diagonal_grad(g, x_shape, offset, dim1, dim2):
+    """Gradient of diagonal: g written onto that diagonal of zeros shaped (*batch, *x_shape)."""
+    d1, d2 = R.from_end((dim1, dim2), len(x_shape))
+    zeros = np.zeros(_batch(g, len(x_shape) - 1) + tuple(x_shape), g.dtype)
+    return F.copy_slices(zeros, g, lambda base: F.diagonal(base, offset, d1, d2))
+
+
+def _diag_grad(g, x_shape, diagonal):
+    """1-D input: the diagonal of g; 2-D input: g on that diagonal of a zero matrix."""
+    if len(x_shape) == 1:
+        return F.diagonal(g, diagonal, -2, -1)
+    return _diagonal_grad(g, x_shape, diagonal, 0, 1)
+
+
+# ----- reshaping views ------------------------------------------------------------------------
+reshape   = defop("reshape",   _reshape,   x=lambda g, x_shape, shape: _reshape_back(g, x_shape, len(_tuple(shape))), jvp=LINEAR, view=True)
+view      = defop("view",      _view,      x=lambda g, x_shape, shape: _reshape_back(g, x_shape, len(_tuple(shape))), jvp=LINEAR, view=True)
+flatten   = defop("flatten",   _flatten,   x=lambda g, x_shape, start_dim, end_dim: _reshape_back(g, x_shape, len(_flat_shape(x_shape, start_dim, end_dim))), jvp=LINEAR, view=True)
+unflatten = defop("unflatten", _unflatten, x=lambda g, x_shape, dim, sizes: _reshape_back(g, x_shape, len(x_shape) - 1 + len(sizes)), jvp=LINEAR, view=True)
+squeeze   = defop("squeeze",   _squeeze,   x=lambda g, x_shape, dim: _reshape_back(g, x_shape, len(_squeezed_shape(x_shape, dim))), jvp=LINEAR, view=True)
+unsqueeze = defop("unsqueeze", _unsqueeze, x=lambda g, x_shape: _reshape_back(g, x_shape, len(x_shape) + 1), jvp=LINEAR, view=True)
+
+# ----- broadcasting and reordering views --------------------------------------------------------
 broadcast_to = defop("broadcast_to", _broadcast_to, x=lambda g: g, jvp=LINEAR, view=True)  # the engine sums g back to x's shape
+expand       = defop("expand",       _expand,       x=lambda g: g, jvp=LINEAR, view=True)
 permute      = defop("permute",      _permute,      x=lambda g, x_shape, dims: F.permute(g, R.from_end(np.argsort([d % len(x_shape) for d in dims]), len(x_shape), g)), jvp=LINEAR, view=True)
 transpose    = defop("transpose",    _transpose,    x=lambda g, x_shape, dim0, dim1: F.transpose(g, *R.from_end((dim0, dim1), len(x_shape))), jvp=LINEAR, view=True)
+movedim      = defop("movedim",      _movedim,      x=lambda g, x_shape, source, destination: F.movedim(g, R.from_end(_tuple(destination), len(x_shape)), R.from_end(_tuple(source), len(x_shape))), jvp=LINEAR, view=True)
+diagonal     = defop("diagonal",     _diagonal,     x=_diagonal_grad, jvp=LINEAR, view=True)
+
+# ----- copies ---------------------------------------------------------------------------------
+repeat = defop("repeat", _repeat, x=_repeat_grad, jvp=LINEAR)
+flip   = defop("flip",   _flip,   x=lambda g, x_shape, dims: F.flip(g, R.from_end(_tuple(dims), len(x_shape))), jvp=LINEAR)
+roll   = defop("roll",   _roll,   x=_roll_grad, jvp=LINEAR)
+diag   = defop("diag",   _diag,   x=_diag_grad, jvp=LINEAR)
+triu   = defop("triu",   _triu,   x=lambda g, diagonal: F.triu(g, diagonal), jvp=LINEAR)
+tril   = defop("tril",   _tril,   x=lambda g, diagonal: F.tril(g, diagonal), jvp=LINEAR)
+trace  = defop("trace",  _trace,  x=lambda g, x_shape: F.reshape(g, np.shape(g) + (1, 1)) * np.eye(*x_shape), jvp=LINEAR)
+
+
+# ----- compositions -----------------------------------------------------------------------------
+@composite
+def view_as(x: Any, other: Any) -> Any:
+    """``x`` viewed with ``other``'s shape (see ``view``)."""
+    return view(x, np.shape(other))
+
+
+@composite
+def expand_as(x: Any, other: Any) -> Any:
+    """``x`` expanded to ``other``'s shape (see ``expand``)."""
+    return expand(x, np.shape(other))
+
+
+@composite
+def tile(x: Any, dims: Any) -> Any:
+    """``x`` repeated ``dims[i]`` times along dim i; ``dims`` shorter than ``x.ndim`` is padded with 1s in front."""
+    dims = _tuple(dims)
+    return repeat(x, (1,) * (np.ndim(x) - len(dims)) + dims)
+
+
+# ----- Tensor methods taking sizes or dims as varargs, as torch ----------------------------------
+def _varargs(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``x.view(2, 3)`` and ``x.view((2, 3))`` alike: the sizes or dims as one tuple."""
+    return tuple(args[0]) if len(args) == 1 and isinstance(args[0], tuple | list) else args
+
+
+@tensor_method("reshape")
+def _reshape_method(self: Any, *shape: Any) -> Any:
+    """``self`` with a new shape, given as ints or one tuple (a view when possible)."""
+    return reshape(self, _varargs(shape))
+
+
+@tensor_method("view")
+def _view_method(self: Any, *shape: Any) -> Any:
+    """``self`` with a new shape sharing its memory, given as ints or one tuple (RuntimeError if that needs a copy)."""
+    return view(self, _varargs(shape))
+
+
+@tensor_method("permute")
+def _permute_method(self: Any, *dims: Any) -> Any:
+    """``self`` with its dims reordered, given as ints or one tuple."""
+    return permute(self, _varargs(dims))
+
+
+@tensor_method("expand")
+def _expand_method(self: Any, *sizes: Any) -> Any:
+    """``self`` broadcast to ``sizes`` (ints or one tuple; -1 keeps a size), a read-only view."""
+    return expand(self, _varargs(sizes))
+
+
+@tensor_method("repeat")
+def _repeat_method(self: Any, *sizes: Any) -> Any:
+    """``self`` tiled ``sizes[i]`` times along dim i (ints or one tuple)."""
+    return repeat(self, _varargs(sizes))
+
+
+@tensor_method("tile")
+def _tile_method(self: Any, *dims: Any) -> Any:
+    """``self`` tiled as ``tile`` does (ints or one tuple)."""
+    return tile(self, _varargs(dims))
+
+
+@tensor_method("flip")
+def _flip_method(self: Any, *dims: Any) -> Any:
+    """``self`` reversed along ``dims`` (ints or one tuple)."""
+    return flip(self, _varargs(dims))
