@@ -1,1 +1,330 @@
-"""Derivatives of linalg ops. Names as in elementwise.py."""
+"""Derivatives of linear-algebra ops (``funcgrad.linalg``). Names as in elementwise.py.
+
+Every op works on a matrix or a stack of matrices ``(*, m, n)``. Ops are named ``linalg_<name>``
+(node ``Linalg<Name>Backward0``, as torch) and re-exported under torch.linalg's names by
+``funcgrad.linalg``. Gradients may carry leading batch dims, so rules address dims from the end.
+Singular or not positive-definite inputs raise ``LinAlgError`` with torch's wording, never NaN.
+
+eigh and cholesky read only the lower triangle of A (torch's UPLO='L'), and their gradient is the
+derivative of exactly that function: it lives on the lower triangle. Torch returns its symmetric
+part instead; both give the same gradient through any symmetric input such as ``X @ X.mT``.
+"""
+import numpy as np
+from scipy.linalg.lapack import get_lapack_funcs
+
+import funcgrad.ops as F
+from funcgrad.ops import formulas as R
+from funcgrad.ops.registry import defop
+
+__all__ = ["LinAlgError", "linalg_inv", "linalg_det", "linalg_slogdet", "linalg_solve", "linalg_cholesky",
+           "linalg_qr", "linalg_eigh", "linalg_svd", "linalg_svdvals", "linalg_pinv", "linalg_vector_norm"]
+
+
+class LinAlgError(RuntimeError, np.linalg.LinAlgError):
+    """A matrix is singular or not positive-definite (a RuntimeError, as torch's; NumPy's too)."""
+
+
+# ----- forward kernels ------------------------------------------------------------------------
+def _check_square(op, A):
+    if np.ndim(A) < 2:
+        raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
+    m, n = np.shape(A)[-2:]
+    if m != n:
+        raise RuntimeError(f"{op}: A must be batches of square matrices, but they are {m} by {n} matrices")
+
+
+def _failure(op, A, routine, message, **options):
+    """The LinAlgError for the first matrix of A on which LAPACK's ``routine`` fails.
+
+    ``message`` is formatted with LAPACK's ``info`` (the 1-based order at which it failed).
+    """
+    mats = np.reshape(A, (-1,) + np.shape(A)[-2:])
+    lapack = get_lapack_funcs(routine, (mats,))
+    for b, a in enumerate(mats):
+        info = lapack(a, **options)[-1]
+        if info > 0:
+            batch = f"(Batch element {b}): " if np.ndim(A) > 2 else ""
+            return LinAlgError(f"{op}: {batch}{message.format(info)}")
+    return LinAlgError(f"{op}: {message.format('?')}")  # NumPy failed where LAPACK did not: still say so
+
+
+def _singular(op, A):
+    return _failure(op, A, "getrf", "The diagonal element {} is zero, the inversion could not be completed "
+                                    "because the input matrix is singular.")
+
+
+def _inv(A):
+    """The inverse of a square matrix A (or of each matrix in a batch)."""
+    _check_square("linalg.inv", A)
+    try:
+        return np.linalg.inv(A)
+    except np.linalg.LinAlgError:
+        raise _singular("linalg.inv", A) from None
+
+
+def _det(A):
+    """The determinant of a square matrix A (or of each matrix in a batch)."""
+    _check_square("linalg.det", A)
+    return np.linalg.det(A)
+
+
+def _slogdet(A):
+    """(sign, log|det A|) of a square matrix A; log|det A| is -inf when A is singular."""
+    _check_square("linalg.slogdet", A)
+    sign, logabsdet = np.linalg.slogdet(A)
+    return sign, logabsdet
+
+
+def _is_vector_rhs(A_shape, B_shape):
+    """torch's rule: B is a (batch of) vector(s) when it is 1-D or has A's shape without the last dim."""
+    return len(B_shape) == 1 or tuple(B_shape) == tuple(A_shape[:-1])
+
+
+def _solve(A, B):
+    """The solution X of A X = B; B is a vector, a matrix or a batch of either (batch dims broadcast)."""
+    _check_square("linalg.solve", A)
+    vector = _is_vector_rhs(np.shape(A), np.shape(B))
+    B = np.expand_dims(B, -1) if vector else np.asarray(B)
+    n = np.shape(A)[-1]
+    if B.ndim < 2 or B.shape[-2] != n:
+        rhs = "x".join(map(str, B.shape[-2:])) if B.ndim >= 2 else f"{B.size}x1"
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B ({n}x{n} and {rhs})")
+    try:
+        X = np.linalg.solve(A, B)
+    except np.linalg.LinAlgError:
+        raise _failure("torch.linalg.solve", A, "getrf",
+                       "The solver failed because the input matrix is singular.") from None
+    return X[..., 0] if vector else X
+
+
+def _cholesky(A):
+    """The lower-triangular L with L L^T = A, for a symmetric positive-definite A (read from its lower triangle)."""
+    _check_square("linalg.cholesky", A)
+    try:
+        return np.linalg.cholesky(A)
+    except np.linalg.LinAlgError:
+        raise _failure("linalg.cholesky", A, "potrf", "The factorization could not be completed because the "
+                       "input is not positive-definite (the leading minor of order {} is not positive-definite).",
+                       lower=True) from None
+
+
+def _qr(A):
+    """The reduced QR decomposition (Q, R) of A: Q (*, m, k) orthonormal columns, R (*, k, n) upper, k = min(m, n)."""
+    Q, R_ = np.linalg.qr(A, mode="reduced")
+    return Q, R_
+
+
+def _eigh(A):
+    """(eigenvalues ascending, eigenvectors as columns) of a symmetric A, read from its lower triangle."""
+    _check_square("linalg.eigh", A)
+    L, V = np.linalg.eigh(A, UPLO="L")
+    return L, V
+
+
+def _svd(A, full_matrices=True):
+    """The SVD (U, S, Vh) of A with A = U diag(S) Vh, S descending; U, Vh square when ``full_matrices``."""
+    U, S, Vh = np.linalg.svd(A, full_matrices=full_matrices)
+    return U, S, Vh
+
+
+def _svdvals(A):
+    """The singular values of A, descending."""
+    return np.linalg.svd(A, compute_uv=False)
+
+
+def _pinv(A, atol=None, rtol=None, hermitian=False):
+    """The Moore-Penrose pseudo-inverse of A; singular values below max(atol, rtol * largest) count as 0.
+
+    As torch, rtol defaults to max(m, n) * eps when neither tolerance is given, else to 0.
+    """
+    if rtol is None:
+        rtol = max(np.shape(A)[-2:]) * np.finfo(np.result_type(A, 1.0)).eps if not atol else 0.0
+    if atol:
+        largest = np.linalg.norm(A, 2, axis=(-2, -1))
+        rtol = np.maximum(rtol, atol / np.where(largest == 0, 1, largest))
+    return np.linalg.pinv(A, rtol=rtol, hermitian=hermitian)
+
+
+def _vector_norm(x, ord=2, dim=None, keepdim=False):  # noqa: A002
+    """The ``ord``-norm of x over ``dim`` (all dims when None) treated as one vector."""
+    if isinstance(ord, str):
+        raise TypeError(f"linalg.vector_norm: ord must be a number, not '{ord}'; for matrix norms use "
+                        f"linalg.matrix_norm")
+    axes = R.normalize_dims(dim, np.ndim(x))
+    a = np.abs(x)
+    if ord == np.inf:
+        return np.amax(a, axis=axes, keepdims=keepdim)
+    if ord == -np.inf:
+        return np.amin(a, axis=axes, keepdims=keepdim)
+    if ord == 0:
+        return np.sum(a != 0, axis=axes, keepdims=keepdim).astype(np.result_type(x, 1.0))
+    return np.sum(a ** ord, axis=axes, keepdims=keepdim) ** (1 / ord)
+
+
+# ----- rule helpers: matrices of any batch, dims from the end -------------------------------
+def _mT(X):
+    return F.transpose(X, -2, -1)
+
+
+def _col(v):
+    """(..., n) -> (..., n, 1)."""
+    return F.reshape(v, tuple(v.shape) + (1,))
+
+
+def _row(v):
+    """(..., n) -> (..., 1, n)."""
+    return F.reshape(v, tuple(v.shape[:-1]) + (1,) + tuple(v.shape[-1:]))
+
+
+def _tril(X):
+    return X * np.tri(X.shape[-1])
+
+
+def _lower(G):
+    """The gradient w.r.t. the lower triangle A reads, from G paired with symmetric perturbations:
+    tril(G + G^T) - diag(G) (an off-diagonal entry stands for itself and its mirror)."""
+    return _tril(G + _mT(G)) - G * np.eye(G.shape[-1])
+
+
+def _off_diagonal_inverse(d):
+    """1 / d off the diagonal and 0 on it (d has a zero diagonal: differences of eigen/singular values)."""
+    eye = np.eye(d.shape[-1])
+    return (1 - eye) / (d + eye)
+
+
+def _right_solve(B, R_):
+    """B R^{-T} without forming the inverse: (R^{-1} B^T)^T."""
+    return _mT(linalg_solve(R_, _mT(B)))
+
+
+def _columns(X, start, stop):
+    """X[..., :, start:stop] written as a product, so it records as one."""
+    return X @ np.eye(X.shape[-1])[:, start:stop]
+
+
+# ----- rules --------------------------------------------------------------------------------
+def det_grad(g, A, out):
+    """d det(A)/dA = det(A) A^{-T} (A nonsingular)."""
+    return F.reshape(g * out, tuple(np.shape(g)) + (1, 1)) * _mT(linalg_inv(A))
+
+
+def solve_B_grad(g, A, B_shape):
+    """X = A^{-1} B: gB = A^{-T} g, solved, not inverted."""
+    vector = _is_vector_rhs(np.shape(A), B_shape)
+    gB = linalg_solve(_mT(A), _col(g) if vector else g)  # a column keeps batched vector g unambiguous
+    return F.reshape(gB, tuple(gB.shape[:-1])) if vector else gB
+
+
+def solve_A_grad(g, A, out, B_shape):
+    """X = A^{-1} B: gA = -gB X^T with gB = A^{-T} g."""
+    gB = solve_B_grad(g, A, B_shape)
+    if _is_vector_rhs(np.shape(A), B_shape):
+        return -(_col(gB) * _row(out))
+    return -(gB @ _mT(out))
+
+
+def cholesky_grad(g, out):
+    """A = L L^T: gA = lower(L^{-T} Phi(L^T g) L^{-1}), Phi(X) = tril(X) with its diagonal halved."""
+    L_inv = linalg_inv(out)
+    P = _mT(out) @ g
+    P = _tril(P) - 0.5 * P * np.eye(P.shape[-1])
+    return _lower(_mT(L_inv) @ P @ L_inv)
+
+
+def qr_grad(g, out):
+    """A = QR (reduced). For m >= n (Liao et al. 2019):
+    gA = (gQ + Q copyltu(M)) R^{-T}, M = R gR^T - gQ^T Q, copyltu(M) = tril(M) + tril(M, -1)^T.
+    For m < n split A = [X | Y], R = [U | V] with X = QU square: gY = Q gV and gX is the square case
+    with gQ + Y gV^T in place of gQ."""
+    gQ, gR = g
+    Q, R_ = out
+    m, n = Q.shape[-2], R_.shape[-1]
+    if m >= n:
+        return _qr_square_grad(gQ, gR, Q, R_)
+    U, gU, V, gV = _columns(R_, 0, m), _columns(gR, 0, m), _columns(R_, m, n), _columns(gR, m, n)
+    gX = _qr_square_grad(gQ + (Q @ V) @ _mT(gV), gU, Q, U)
+    gY = Q @ gV
+    return gX @ np.eye(n)[:m] + gY @ np.eye(n)[m:]  # [gX | gY]
+
+
+def _qr_square_grad(gQ, gR, Q, R_):
+    M = R_ @ _mT(gR) - _mT(gQ) @ Q
+    low = _tril(M)
+    return _right_solve(gQ + Q @ (low + _mT(low) - M * np.eye(M.shape[-1])), R_)
+
+
+def eigh_grad(g, out):
+    """A = V diag(L) V^T: gA = lower(V (diag(gL) + (V^T gV) o E) V^T), E_ij = 1/(L_j - L_i) off the
+    diagonal, 0 on it (distinct eigenvalues)."""
+    gL, gV = g
+    L, V = out
+    inner = _col(gL) * np.eye(L.shape[-1]) + (_mT(V) @ gV) * _off_diagonal_inverse(_row(L) - _col(L))
+    return _lower(V @ inner @ _mT(V))
+
+
+def svd_grad(g, out, full_matrices):
+    """A = U diag(S) V^T, V = Vh^T, k = min(m, n), E_ij = 1/(S_j^2 - S_i^2) off the diagonal, 0 on it:
+    gA = U [(skew(U^T gU) o E) S + S (skew(V^T gV) o E) + diag(gS)] V^T
+         + (I - U U^T) gU S^{-1} V^T + U S^{-1} gV^T (I - V V^T),   skew(X) = X - X^T.
+    With ``full_matrices`` the columns of U and V past k are arbitrary bases: their gradients are
+    ignored, as torch."""
+    gU, gS, gVh = g
+    U, S, Vh = out
+    m, n = U.shape[-2], Vh.shape[-1]
+    k = min(m, n)
+    if full_matrices and m != n:
+        U, gU = _columns(U, 0, k), _columns(gU, 0, k)
+        Vh, gVh = _mT(_columns(_mT(Vh), 0, k)), _mT(_columns(_mT(gVh), 0, k))
+    UtgU = _mT(U) @ gU
+    VtgV = Vh @ _mT(gVh)
+    E = _off_diagonal_inverse(_row(S * S) - _col(S * S))
+    inner = ((UtgU - _mT(UtgU)) * E * _row(S) + _col(S) * (VtgV - _mT(VtgV)) * E
+             + _col(gS) * np.eye(k))
+    gA = U @ inner @ Vh
+    if m > k:
+        gA = gA + ((gU - U @ UtgU) / _row(S)) @ Vh
+    if n > k:
+        gA = gA + U @ ((gVh - _mT(VtgV) @ Vh) / _col(S))
+    return gA
+
+
+def svdvals_grad(g, A):
+    """d S/dA = U diag(gS) V^T, with U, V from A's reduced SVD."""
+    U, _, Vh = linalg_svd(A, full_matrices=False)
+    return (U * _row(g)) @ Vh
+
+
+def pinv_grad(g, A, out):
+    """X = pinv(A), constant rank (Golub & Pereyra 1973):
+    gA = -X^T g X^T + (I - A X) g^T X X^T + X^T X g^T (I - X A)."""
+    X, Xt, gt = out, _mT(out), _mT(g)
+    return (-(Xt @ g @ Xt) + (gt - A @ (X @ gt)) @ (X @ Xt)
+            + (Xt @ X) @ (gt - (gt @ X) @ A))
+
+
+def vector_norm_grad(g, x, out, ord, dim, keepdim):  # noqa: A002
+    """d||x||_p/dx = sign(x) |x|^(p-1) / ||x||^(p-1) (x / ||x|| for p = 2), 0 where ||x|| = 0;
+    p = +-inf: sign(x) shared evenly by the entries where |x| = ||x||; p = 0: 0 (as torch)."""
+    shape = np.shape(x)
+    g, norm = R.unreduce(g, shape, dim, keepdim), R.unreduce(out, shape, dim, keepdim)
+    if ord == 0:
+        return R.zeros(g)
+    if ord in (np.inf, -np.inf):
+        hit = F.eq(F.abs(x), norm)
+        return g * F.sign(x) * hit / R.unreduce(F.sum(hit, dim, True), shape, dim, True)
+    scaled = x if ord == 2 else F.sign(x) * F.abs(x) ** (ord - 1)
+    return g * scaled / F.where(F.eq(norm, 0), 1.0, norm) ** (ord - 1)
+
+
+# ----- the table ------------------------------------------------------------------------------
+linalg_inv      = defop("linalg_inv",      _inv,      A=lambda g, out: -(_mT(out) @ g @ _mT(out)))
+linalg_det      = defop("linalg_det",      _det,      A=det_grad)
+linalg_slogdet  = defop("linalg_slogdet",  _slogdet,  A=lambda g, A: det_grad(g[1], A, 1.0), multi_output=True)  # sign: 0
+linalg_solve    = defop("linalg_solve",    _solve,    A=solve_A_grad, B=solve_B_grad)
+linalg_cholesky = defop("linalg_cholesky", _cholesky, A=cholesky_grad)
+linalg_qr       = defop("linalg_qr",       _qr,       A=qr_grad, multi_output=True)
+linalg_eigh     = defop("linalg_eigh",     _eigh,     A=eigh_grad, multi_output=True)
+linalg_svd      = defop("linalg_svd",      _svd,      A=svd_grad, multi_output=True)
+linalg_svdvals  = defop("linalg_svdvals",  _svdvals,  A=svdvals_grad)
+linalg_pinv     = defop("linalg_pinv",     _pinv,     A=pinv_grad)
+linalg_vector_norm = defop("linalg_vector_norm", _vector_norm, x=vector_norm_grad)
