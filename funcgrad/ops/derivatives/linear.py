@@ -200,11 +200,6 @@ def matmul_y_grad(g: Any, x: Any, y_shape: tuple[int, ...]) -> Any:
     return _squeeze(gy, -1) if y_vector else gy  # (*b, k, n), n = 1 dropped for a 1-D y
 
 
-def _letters(exclude: str) -> list[str]:
-    """Subscript letters not in ``exclude``, for dims an equation leaves unnamed."""
-    return [c for c in string.ascii_letters if c not in exclude]
-
-
 def _explicit(equation: str, shapes: Sequence[tuple[int, ...]]) -> tuple[list[str], str, list[str]]:
     """An einsum equation with ``...`` spelled out as letters and its output made explicit.
 
@@ -212,7 +207,7 @@ def _explicit(equation: str, shapes: Sequence[tuple[int, ...]]) -> tuple[list[st
     """
     lhs, arrow, out = equation.replace(" ", "").partition("->")
     terms = lhs.split(",")
-    spare = _letters(lhs + out)
+    spare = [c for c in string.ascii_letters if c not in lhs + out]  # for dims the equation leaves unnamed
     covered = [len(s) - len(t) + 3 for t, s in zip(terms, shapes) if "..." in t]  # dims under each '...'
     ellipsis = "".join(spare[:max(covered, default=0)])  # aligned from the right, as broadcasting
     spare = spare[len(ellipsis):]
@@ -278,7 +273,7 @@ matmul    = defop("matmul",    _matmul,    x=matmul_x_grad,                   y=
 mm        = defop("mm",        _mm,        x=mm_x_grad,                       y=mm_y_grad)
 bmm       = defop("bmm",       _bmm,       x=mm_x_grad,                       y=mm_y_grad)
 dot       = defop("dot",       _dot,       x=dot_x_grad,                      y=dot_y_grad)
-vdot      = defop("vdot",      _vdot,      x=dot_x_grad,                      y=dot_y_grad)  # real only: no conj op yet
+vdot      = defop("vdot",      _vdot,      x=dot_x_grad,                      y=dot_y_grad)  # conj(x) = x: real only
 outer     = defop("outer",     _outer,     x=lambda g, y: F.matmul(g, y),     y=lambda g, x: F.matmul(x, g))
 tensordot = defop("tensordot", _tensordot,
                   x=lambda g, y, x_shape, dims: tensordot_grad(g, y, (len(x_shape), np.ndim(y)), dims, True),
