@@ -1,0 +1,394 @@
+"""Custom differentiable operations: ``Function``, its ``ctx`` and ``once_differentiable``.
+
+``Function.apply`` runs the user's ``forward`` under ``no_grad``; when an input requires grad, the
+ctx itself becomes the outputs' ``grad_fn`` (one ``<ClassName>Backward`` node class per Function).
+Its ``apply`` calls the user's ``backward`` under the grad mode the engine chose, so a backward
+written with funcgrad ops can be differentiated again. This module only keeps the ctx's books and
+checks what ``backward`` returns; the engine reduces broadcast gradients and casts dtypes.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import numpy as np
+
+from funcgrad.autograd.grad_mode import STATE, no_grad
+from funcgrad.autograd.graph import Node, SavedOutput, next_sequence_nr, saved_version
+from funcgrad.autograd.views import mark_view
+from funcgrad.tensor import Tensor
+
+__all__ = ["Function", "FunctionCtx", "once_differentiable"]
+
+_NO_EDGE: tuple[None, int] = (None, 0)
+
+
+class FunctionCtx(Node):
+    """The ``ctx`` handed to ``forward``/``setup_context`` and ``backward`` of a ``Function``.
+
+    It is also the node recorded as the outputs' ``grad_fn``. Besides the methods below, any
+    attribute may be set on it to pass non-tensor values from forward to backward.
+
+    Attributes:
+        needs_input_grad: one bool per argument of ``forward``: whether its gradient is needed.
+
+    Example:
+        >>> import funcgrad as fg
+        >>> from funcgrad.autograd.function import Function
+        >>> class Scale(Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x, k):
+        ...         ctx.k = k
+        ...         return x * k
+        ...     @staticmethod
+        ...     def backward(ctx, g):
+        ...         return g * ctx.k, None
+        >>> y = Scale.apply(fg.tensor([1.0, 2.0], requires_grad=True), 3.0)
+        >>> y.grad_fn.k, y.grad_fn.needs_input_grad
+        (3.0, (True, False))
+    """
+
+    _function: ClassVar[type[Function]]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.needs_input_grad: tuple[bool, ...] = ()
+        self._to_save: tuple[Tensor | None, ...] = ()
+        self._dirty: tuple[Tensor, ...] = ()
+        self._non_differentiable: tuple[Tensor, ...] = ()
+        self._materialize_grads = True
+
+    def save_for_backward(self, *tensors: Tensor | None) -> None:
+        """Keep tensors for ``backward``, where ``ctx.saved_tensors`` returns them (version-checked).
+
+        Call it at most once, from ``forward`` or ``setup_context``. Inputs, outputs and ``None``
+        may be saved; store any other value as an attribute of ``ctx`` instead.
+
+        Raises:
+            TypeError: an argument is neither a Tensor nor None.
+        """
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"{self._function.__name__}: save_for_backward can only save tensors (or None), "
+                                f"but argument {i} is of type {type(t).__name__}; store other values as "
+                                f"attributes of ctx instead (e.g. ctx.value = value)")
+        self._to_save = tensors
+
+    @property
+    def saved_tensors(self) -> tuple[Tensor | None, ...]:
+        """The tensors given to ``save_for_backward``.
+
+        Raises:
+            RuntimeError: one was changed in place since it was saved, or a backward pass without
+                ``retain_graph=True`` already freed them.
+        """
+        return tuple(self.unpack_saved(as_tensors=True))
+
+    def mark_dirty(self, *tensors: Tensor) -> None:
+        """Declare inputs that ``forward`` modified in place; each must also be returned as an output.
+
+        A dirty input keeps its identity: it gets this Function as its new history, and its version
+        is bumped so earlier saves of it can tell it changed.
+        """
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors: Tensor) -> None:
+        """Declare outputs that are not differentiable: they do not require grad, and ``backward``
+        receives zeros (or None, see ``set_materialize_grads``) for them."""
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """With ``False``, ``backward`` receives ``None`` instead of zeros for outputs that got no gradient."""
+        self._materialize_grads = bool(value)
+
+
+def _alias(base: Any) -> Any:
+    """The view function of an input returned as an output: the base itself."""
+    return base
+
+
+class BackwardFunction(FunctionCtx):
+    """The base of the ``<ClassName>Backward`` node classes: runs the Function's ``backward``."""
+
+    _is_tensor_input: tuple[bool, ...] = ()
+    _output_meta: tuple[Any, ...] = ()
+
+    def _wrap_outputs(self, inputs: tuple[Any, ...], output: Any, recording: bool) -> Any:
+        """Check the dirty marks, give the tensor outputs this node as history, save what was asked."""
+        outputs = output if isinstance(output, tuple) else (output,)
+        input_ids = {id(a) for a in inputs if isinstance(a, Tensor)}
+        output_ids = {id(o) for o in outputs}
+        dirty_ids = {id(t) for t in self._dirty}
+        for t in self._dirty:
+            if id(t) not in input_ids:
+                raise RuntimeError(f"{self._function.__name__}: only input Tensors should be given to "
+                                   f"ctx.mark_dirty(); a Tensor of shape {list(np.shape(t))} that is not an "
+                                   f"input was given. A new tensor needs no mark: just return it.")
+            if id(t) not in output_ids:
+                raise RuntimeError("Some elements marked as dirty during the forward method were not returned as "
+                                   "output. The inputs that are modified inplace must all be outputs of the "
+                                   f"Function ({self._function.__name__}): return them from forward.")
+            base = t._base
+            if recording and t._requires_grad and (t.grad_fn is None or base is not None and base.grad_fn is None):
+                raise RuntimeError(f"{self._function.__name__}: a leaf Variable that requires grad (or a view of "
+                                   "one) is being used in an in-place operation (ctx.mark_dirty). Call the "
+                                   "Function on a clone(), or under `with funcgrad.no_grad():`.")
+            if recording and base is not None and base._requires_grad:
+                raise NotImplementedError(f"{self._function.__name__}: ctx.mark_dirty on a view of a tensor that "
+                                          "requires grad is not supported yet; call the Function on a clone()")
+        for t in self._dirty:
+            t._version_counter[0] += 1
+        if recording:
+            self.sequence_nr = next_sequence_nr()  # after its edges, and after any node the forward made
+            self._n_outputs = len(outputs)
+        non_diff_ids = {id(t) for t in self._non_differentiable}
+        seen: set[int] = set()
+        results = []
+        meta = []
+        for i, out in enumerate(outputs):
+            if not isinstance(out, Tensor):
+                results.append(out)
+                meta.append(None)
+                continue
+            if id(out) in dirty_ids or (id(out) not in input_ids and id(out) not in seen):
+                t = out
+            else:  # an input returned as is (or an output returned twice): an alias, as torch's view_as
+                t = Tensor._wrap(out.data)
+                mark_view(t, out, _alias)
+            seen.add(id(out))
+            if recording and id(out) not in non_diff_ids and out.data.dtype.kind in "fc":
+                t.grad_fn, t.output_nr, t._requires_grad = self, i, True
+            results.append(t)
+            meta.append((out.data.shape, out.data.dtype))
+        self._output_meta = tuple(meta)
+        self._save(recording)
+        return tuple(results) if isinstance(output, tuple) else results[0]
+
+    def _save(self, recording: bool) -> None:
+        """Store ``_to_save``; an output of this node is kept as a ``SavedOutput`` (no reference cycle)."""
+        saved = [SavedOutput(t.data, t._version_counter, t.output_nr) if recording and t is not None
+                 and t.grad_fn is self else t for t in self._to_save]
+        self._saved = tuple(saved)
+        self._versions = tuple([saved_version(v) for v in saved])
+        self._to_save = ()
+
+    def apply(self, grad_outputs: list[Any], create_graph: bool) -> list[Any]:
+        """Call ``backward`` with one Tensor (or None) per output; return one gradient per input."""
+        grads = []
+        for g, meta in zip(grad_outputs, self._output_meta):
+            if meta is None:
+                grads.append(None)  # a non-tensor output
+            elif g is None:
+                grads.append(Tensor._wrap(np.zeros(*meta)) if self._materialize_grads else None)
+            else:
+                grads.append(g if isinstance(g, Tensor) else Tensor._wrap(g))
+        result = self._function.backward(self, *grads)
+        return self._check(result if isinstance(result, tuple) else (result,), create_graph)
+
+    def _check(self, grads: tuple[Any, ...], create_graph: bool) -> list[Any]:
+        """Validate what ``backward`` returned; give the engine arrays, or Tensors if ``create_graph``."""
+        n = len(self.next_functions)
+        if len(grads) > n and all(g is None for g in grads[n:]):
+            grads = grads[:n]  # extra Nones are allowed, as torch
+        if len(grads) != n:
+            raise RuntimeError(f"function {self._name} returned an incorrect number of gradients (expected {n}, "
+                               f"got {len(grads)}); backward must return one gradient (or None) per argument "
+                               "of forward")
+        checked: list[Any] = []
+        for i, (g, (node, _), meta) in enumerate(zip(grads, self.next_functions, self._shapes)):
+            if g is None:
+                checked.append(None)
+                continue
+            if not self._is_tensor_input[i]:
+                raise RuntimeError(f"function {self._name} returned a gradient different than None at position "
+                                   f"{i + 1}, but the corresponding forward input was not a Tensor; return None "
+                                   "for it")
+            if not isinstance(g, Tensor | np.ndarray):
+                raise RuntimeError(f"function {self._name} returned a gradient of type {type(g).__name__} at "
+                                   f"index {i}; expected a Tensor, a NumPy array or None")
+            if node is None:
+                checked.append(None)  # the input does not require grad
+                continue
+            shape = meta[0]
+            if g.shape != shape and not _reducible(g.shape, shape):
+                raise RuntimeError(f"Function {self._name} returned an invalid gradient at index {i} - got "
+                                   f"{list(g.shape)} but expected shape compatible with {list(shape)}; a gradient "
+                                   "must have the input's shape or one it broadcasts to")
+            if create_graph:
+                checked.append(g if isinstance(g, Tensor) else Tensor._wrap(g))
+            else:
+                checked.append(g.data if isinstance(g, Tensor) else g)
+        return checked
+
+
+def _reducible(grad_shape: tuple[int, ...], shape: tuple[int, ...]) -> bool:
+    """True if ``shape`` broadcasts to ``grad_shape``, so the gradient can be summed back to ``shape``."""
+    try:
+        return np.broadcast_shapes(shape, grad_shape) == grad_shape
+    except ValueError:
+        return False
+
+
+class _DelayedError(Node):
+    """The history of results of a ``once_differentiable`` backward: differentiating them raises."""
+
+    _name = "DelayedError"
+
+    def __init__(self, next_functions: tuple[tuple[Node | None, int], ...], n_outputs: int) -> None:
+        super().__init__()
+        # the Function's own edges, so that the error is on the path to every input it had
+        self.next_functions = next_functions
+        self._shapes = (None,) * len(next_functions)
+        self._n_outputs = n_outputs
+
+    def apply(self, grad_outputs: list[Any], create_graph: bool) -> list[Any]:
+        """Raise: the backward that made these gradients was not recorded."""
+        raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable; "
+                           "remove the decorator and write backward with funcgrad operations to allow it")
+
+
+def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate a ``Function.backward`` that is not differentiable itself (e.g. written with NumPy).
+
+    The backward runs with grad mode off. Under ``create_graph=True`` its results get a history that
+    raises when differentiated, instead of silently giving wrong higher derivatives.
+
+    Example:
+        >>> import numpy as np
+        >>> import funcgrad as fg
+        >>> from funcgrad.autograd.function import Function, once_differentiable
+        >>> class Cube(Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_backward(x)
+        ...         return x ** 3
+        ...     @staticmethod
+        ...     @once_differentiable
+        ...     def backward(ctx, g):
+        ...         (x,) = ctx.saved_tensors
+        ...         return fg.tensor(3 * np.square(x.data) * g.data)
+        >>> x = fg.tensor([1.0, 2.0], requires_grad=True)
+        >>> Cube.apply(x).sum().backward()
+        >>> x.grad
+        tensor([ 3., 12.])
+    """
+
+    @functools.wraps(backward)
+    def wrapper(ctx: FunctionCtx, *grad_outputs: Any) -> Any:
+        with no_grad():
+            grads = backward(ctx, *grad_outputs)
+        if not STATE.grad_enabled:
+            return grads
+        items = grads if isinstance(grads, tuple) else (grads,)
+        node = _DelayedError(ctx.next_functions, len(items))
+        marked = tuple(Tensor._from_node(np.asarray(_data(g)), node, i, [0])
+                       if isinstance(g, Tensor | np.ndarray) else g for i, g in enumerate(items))
+        return marked if isinstance(grads, tuple) else marked[0]
+
+    return wrapper
+
+
+def _data(value: Tensor | np.ndarray) -> np.ndarray:
+    """The array of a Tensor, or the array itself."""
+    return value.data if isinstance(value, Tensor) else value
+
+
+class Function:
+    """Base class of differentiable operations with a hand-written ``backward``.
+
+    Subclass it with static methods ``forward(ctx, *args, **kwargs)`` (or ``forward(*args, **kwargs)``
+    plus ``setup_context(ctx, inputs, output)``) and ``backward(ctx, *grad_outputs)``, then call
+    ``apply``. ``forward`` runs under ``no_grad`` on Tensors and returns a Tensor or a tuple (non-Tensor
+    outputs are allowed). ``backward`` gets one gradient per output (Tensors, or None) and returns one
+    per argument of forward: ``None`` for non-tensor arguments and for those that need no gradient.
+    Written with funcgrad operations, it can be differentiated again (double backward).
+
+    Example:
+        >>> import funcgrad as fg
+        >>> from funcgrad.autograd.function import Function
+        >>> class Exp(Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         out = fg.exp(x)
+        ...         ctx.save_for_backward(out)
+        ...         return out
+        ...     @staticmethod
+        ...     def backward(ctx, g):
+        ...         (out,) = ctx.saved_tensors
+        ...         return g * out
+        >>> x = fg.tensor([0.0, 1.0], requires_grad=True)
+        >>> y = Exp.apply(x)
+        >>> y.grad_fn.name()
+        'ExpBackward'
+        >>> y.sum().backward()
+        >>> x.grad
+        tensor([1.      , 2.718282])
+    """
+
+    _backward_cls: ClassVar[type[BackwardFunction]]
+    _signature: ClassVar[inspect.Signature]
+    _setup_style: ClassVar[bool]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        name = f"{cls.__name__}Backward"
+        cls._backward_cls = type(name, (BackwardFunction,), {"_function": cls, "_name": name,
+                                                             "__module__": cls.__module__})
+        cls._setup_style = cls.setup_context is not Function.setup_context
+        cls._signature = inspect.signature(cls.forward)
+
+    @staticmethod
+    def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        """Compute the outputs from the inputs (Tensors and anything else); runs under ``no_grad``."""
+        raise NotImplementedError("a Function subclass must implement the static method forward")
+
+    @staticmethod
+    def setup_context(ctx: FunctionCtx, inputs: tuple[Any, ...], output: Any) -> None:
+        """Optional: fill ``ctx`` from the inputs and the output of a ``forward`` that takes no ctx."""
+        raise NotImplementedError("setup_context is optional; define it with a forward that takes no ctx")
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grad_outputs: Any) -> Any:
+        """Map one gradient per output to one gradient (or None) per argument of forward."""
+        raise NotImplementedError("a Function subclass must implement the static method backward")
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        """Run ``forward`` and, when an input requires grad, record a ``<ClassName>Backward`` node.
+
+        Every argument, positional or keyword (in the order of forward's parameters), is an input of
+        the node: Tensors that require grad get an edge, anything else gets ``(None, 0)``.
+        """
+        if kwargs or cls._setup_style:
+            args, kwargs = cls._bind(args, kwargs)
+        inputs = args + tuple(kwargs.values())
+        ctx = cls._backward_cls()
+        needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in inputs)
+        recording = STATE.grad_enabled and any(needs)
+        ctx.needs_input_grad = needs if recording else (False,) * len(inputs)
+        if recording:
+            ctx.next_functions = tuple(a._edge() if need else _NO_EDGE for a, need in zip(inputs, needs))
+            ctx._shapes = tuple((a.data.shape, a.data.dtype) if need else None for a, need in zip(inputs, needs))
+            ctx._is_tensor_input = tuple(isinstance(a, Tensor) for a in inputs)
+        with no_grad():
+            if cls._setup_style:
+                output = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, inputs, output)
+            else:
+                output = cls.forward(ctx, *args, **kwargs)
+        return ctx._wrap_outputs(inputs, output, recording)
+
+    @classmethod
+    def _bind(cls, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """Arguments in the order of forward's parameters (defaults filled in for the setup_context style, as
+        torch); keyword-only ones stay keywords."""
+        lead = () if cls._setup_style else (None,)  # the ctx slot
+        try:
+            bound = cls._signature.bind(*lead, *args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{cls.__name__}.apply(): {e}") from None
+        if cls._setup_style:
+            bound.apply_defaults()
+        return bound.args[len(lead):], bound.kwargs
