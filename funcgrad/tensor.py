@@ -28,7 +28,7 @@ def _check_differentiable_dtype(dtype: np.dtype) -> None:
 class _Extra:
     """Rarely used per-tensor state, kept out of the hot path: leaf hooks, views, retain_grad."""
 
-    __slots__ = ("acc", "hooks", "post_acc_hooks", "base", "view_fn", "views", "retains_grad", "name")
+    __slots__ = ("acc", "hooks", "post_acc_hooks", "base", "view_fn", "views", "retains_grad", "name", "tangent")
 
     def __init__(self) -> None:
         self.acc: Any = None             # weakref to this leaf's AccumulateGrad
@@ -39,6 +39,7 @@ class _Extra:
         self.views: list[Any] | None = None  # weakrefs to the views of this (base) tensor
         self.retains_grad = False
         self.name: str | None = None
+        self.tangent: Tensor | None = None  # forward-mode tangent, while a dual level is active
 
 
 class Tensor:

@@ -21,12 +21,12 @@ from funcgrad.ops.registry import ELEMENTWISE, LINEAR, NONDIFF, defop, nondiff
 LN2, LN10, TWO_OVER_SQRT_PI = math.log(2.0), math.log(10.0), 2.0 / math.sqrt(math.pi)
 
 # ----- arithmetic -----------------------------------------------------------------------------
-add       = defop("add",       np.add,         x=lambda g: g,         y=lambda g: g,  jvp=LINEAR)
-sub       = defop("sub",       np.subtract,    x=lambda g: g,         y=lambda g: -g, jvp=LINEAR)
-mul       = defop("mul",       np.multiply,    x=lambda g, y: g * y,  y=lambda g, x: g * x)
-div       = defop("div",       np.true_divide, x=lambda g, y: g / y,  y=lambda g, out, y: -g * out / y)
-neg       = defop("neg",       np.negative,    x=lambda g: -g,        jvp=LINEAR)
-pow       = defop("pow",       np.power,       x=R.pow_base_grad,     y=R.pow_exponent_grad)
+add       = defop("add",       np.add,         x=lambda g: g,         y=lambda g: g,  jvp=ELEMENTWISE)
+sub       = defop("sub",       np.subtract,    x=lambda g: g,         y=lambda g: -g, jvp=ELEMENTWISE)
+mul       = defop("mul",       np.multiply,    x=lambda g, y: g * y,  y=lambda g, x: g * x, jvp=ELEMENTWISE)
+div       = defop("div",       np.true_divide, x=lambda g, y: g / y,  y=lambda g, out, y: -g * out / y, jvp=ELEMENTWISE)
+neg       = defop("neg",       np.negative,    x=lambda g: -g,        jvp=ELEMENTWISE)
+pow       = defop("pow",       np.power,       x=R.pow_base_grad,     y=R.pow_exponent_grad, jvp=ELEMENTWISE)
 remainder = defop("remainder", np.remainder,   x=lambda g: g,         y=lambda g, x, y: -g * F.floor_divide(x, y))
 reciprocal = defop("reciprocal", np.reciprocal, x=lambda g, out: -g * out * out)
 floor_divide = nondiff("floor_divide", np.floor_divide)  # integer-valued steps: no gradient, as torch

@@ -1,0 +1,272 @@
+"""Forward-mode AD, as ``torch.autograd.forward_ad``: dual tensors whose tangents flow through every op.
+
+While a ``dual_level`` is active, a dispatch layer gives the output of every op whose inputs carry
+tangents the tangent the op table's JVP rule computes:
+
+- ``ELEMENTWISE``: the sum over inputs of the VJP rules with the tangent as ``g`` (right because
+  each partial Jacobian of an elementwise op is diagonal);
+- ``LINEAR``: the op itself applied to the tangents (zeros for inputs without one);
+- a function ``jvp=lambda x_t, y_t, x, y, out: ...`` naming tangents as ``<input>_t`` (zeros when an
+  input has none) and anything else as a VJP rule may.
+
+A tangent may carry one leading batch dimension (a batch of directions, pushed in one pass). JVP
+rules run with tangent propagation off, on Tensors, so they record a reverse-mode graph when grad
+mode is on: reverse-over-forward and forward-over-reverse both work.
+"""
+from __future__ import annotations
+
+import inspect
+import weakref
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from funcgrad.autograd import dispatch
+from funcgrad.ops.registry import ELEMENTWISE, LINEAR, NONDIFF, OpSpec
+from funcgrad.tensor import Tensor
+
+__all__ = ["dual_level", "make_dual", "unpack_dual", "UnpackedDualTensor", "enter_dual_level", "exit_dual_level"]
+
+
+class UnpackedDualTensor(NamedTuple):
+    """What ``unpack_dual`` returns: the primal (a view without tangent) and the tangent (or None)."""
+
+    primal: Tensor
+    tangent: Tensor | None
+
+
+class _ForwardLayer(dispatch.Layer):
+    """The dispatch layer of the active dual level: computes output tangents."""
+
+    def __init__(self) -> None:
+        self.duals: list[weakref.ref[Tensor]] = []  # tensors given a tangent at this level
+        self.quiet = 0  # > 0 while JVP rules run: their ops compute primal values only
+
+    def op(self, spec: OpSpec, proceed: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        out = proceed(args, kwargs)
+        if self.quiet:
+            return out
+        full = spec.bind(args, kwargs)
+        tangents = _input_tangents(spec, full)
+        if all(t is None for t in tangents):
+            return out
+        self.quiet += 1
+        try:
+            tangent = _jvp(spec, full, out, tangents)
+        finally:
+            self.quiet -= 1
+        if spec.multi_output:
+            for o, t in zip(out, tangent):
+                if t is not None and isinstance(o, Tensor) and o.dtype.kind in "fc":
+                    self.attach(o, t)
+        elif isinstance(out, Tensor) and tangent is not None:
+            self.attach(out, tangent)
+        return out
+
+    def attach(self, tensor: Tensor, tangent: Any) -> None:
+        """Give ``tensor`` its tangent at this level."""
+        tensor._get_extra().tangent = tangent if isinstance(tangent, Tensor) else Tensor(tangent)
+        self.duals.append(weakref.ref(tensor))
+
+
+_LEVEL: list[_ForwardLayer] = []
+
+
+def enter_dual_level() -> int:
+    """Start a dual level (only one at a time, as torch); returns its index."""
+    if _LEVEL:
+        raise RuntimeError("Nested forward mode AD is not supported; exit the current dual_level first")
+    layer = _ForwardLayer()
+    _LEVEL.append(layer)
+    dispatch.push(layer)
+    return 0
+
+
+def exit_dual_level(*, level: int | None = None) -> None:
+    """End the dual level: every tangent set inside it is dropped."""
+    if not _LEVEL:
+        raise RuntimeError("exit_dual_level called outside a dual level")
+    layer = _LEVEL.pop()
+    dispatch.pop(layer)
+    for ref in layer.duals:
+        tensor = ref()
+        if tensor is not None and tensor._extra is not None:
+            tensor._extra.tangent = None
+
+
+class dual_level:
+    """Context manager for forward-mode AD: tangents set by ``make_dual`` inside it flow through ops.
+
+    Example:
+        >>> import funcgrad as fg
+        >>> from funcgrad.autograd import forward_ad as fwAD
+        >>> x = fg.tensor([1.0, 2.0])
+        >>> with fwAD.dual_level():
+        ...     y = fg.sin(fwAD.make_dual(x, fg.ones(2))) * 2
+        ...     fwAD.unpack_dual(y).tangent
+        tensor([1.08060461, -0.83229367])
+    """
+
+    def __enter__(self) -> int:
+        return enter_dual_level()
+
+    def __exit__(self, *exc: object) -> None:
+        exit_dual_level()
+
+
+def _layer() -> _ForwardLayer:
+    if not _LEVEL:
+        raise RuntimeError("make_dual/unpack_dual need an active forward AD level: use `with dual_level():`")
+    return _LEVEL[-1]
+
+
+def make_dual(tensor: Tensor, tangent: Any, *, level: int | None = None) -> Tensor:
+    """A view of ``tensor`` carrying ``tangent`` (same shape, or one extra leading batch dimension).
+
+    Args:
+        tensor: the primal (floating dtype); its reverse-mode history is kept.
+        tangent: the direction, a Tensor or array of ``tensor``'s shape, or ``(batch, *shape)``.
+    """
+    from funcgrad.ops import alias
+
+    layer = _layer()
+    tangent = tangent if isinstance(tangent, Tensor) else Tensor(np.asarray(tangent))
+    if tensor.dtype.kind not in "fc" or tangent.dtype.kind not in "fc":
+        raise ValueError(f"make_dual expects floating point primal and tangent, got {tensor.dtype} and "
+                         f"{tangent.dtype}")
+    if tangent.shape != tensor.shape and tangent.shape[1:] != tensor.shape:
+        raise ValueError(f"Trying to set a forward gradient that has a different size than that of the original "
+                         f"Tensor: tangent shape {tangent.shape} vs primal shape {tensor.shape} (a batch of "
+                         f"tangents may add one leading dimension)")
+    layer.quiet += 1
+    try:
+        dual = alias(tensor)
+    finally:
+        layer.quiet -= 1
+    layer.attach(dual, tangent)
+    return dual
+
+
+def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
+    """Split a dual tensor into ``(primal, tangent)``; the tangent is None when it has none."""
+    from funcgrad.ops import alias
+
+    tangent = _tangent(tensor)
+    if not _LEVEL:
+        return UnpackedDualTensor(tensor, None)
+    layer = _LEVEL[-1]
+    layer.quiet += 1
+    try:
+        primal = alias(tensor)
+    finally:
+        layer.quiet -= 1
+    return UnpackedDualTensor(primal, tangent)
+
+
+def _tangent(value: Any) -> Tensor | None:
+    if isinstance(value, Tensor) and value._extra is not None:
+        return value._extra.tangent
+    return None
+
+
+def _input_tangents(spec: OpSpec, full: tuple[Any, ...]) -> list[Any]:
+    """One entry per differentiable input (per element of a sequence input): its tangent or None."""
+    if spec.sequence:
+        return [_tangent(a) for a in full[spec.params.index(spec.sequence)]]
+    return [_tangent(full[p]) if rule is not NONDIFF else None
+            for p, rule in zip(spec.tensor_positions, spec.rules.values())]
+
+
+def _batch(tangents: list[Any], primals: list[Any]) -> int | None:
+    """The batch size if some tangent carries a leading batch dimension, else None."""
+    for t, p in zip(tangents, primals):
+        if t is not None and t.ndim > np.ndim(p):
+            return t.shape[0]
+    return None
+
+
+def _named_value(spec: OpSpec, name: str, full: tuple[Any, ...], out: Any) -> Any:
+    if name == "out":
+        return out
+    if name in spec.params:
+        return full[spec.params.index(name)]
+    return np.shape(full[spec.params.index(name[: -len("_shape")])])
+
+
+def _zeros_like(value: Any) -> Tensor:
+    return Tensor(np.zeros(np.shape(value), np.result_type(value)))
+
+
+def _jvp(spec: OpSpec, full: tuple[Any, ...], out: Any, tangents: list[Any]) -> Any:
+    rule = spec.jvp
+    if rule is None:
+        raise NotImplementedError(f"trying to use forward AD with '{spec.name}', which has no forward-mode (jvp) rule")
+    if rule is ELEMENTWISE:
+        return _elementwise_jvp(spec, full, out, tangents)
+    if rule is LINEAR:
+        return _linear_jvp(spec, full, tangents)
+    return _explicit_jvp(spec, rule, full, out, tangents)
+
+
+def _elementwise_jvp(spec: OpSpec, full: tuple[Any, ...], out: Any, tangents: list[Any]) -> Any:
+    total = None
+    for (vjp, _slot, idx), t in zip(spec.node_class._rules, tangents):
+        if t is None:
+            continue
+        term = vjp(t, *[_named_value(spec, spec.saved_names[i], full, out) for i in idx])
+        total = term if total is None else total + term
+    from funcgrad.ops import broadcast_to
+
+    batch = tuple(total.shape[: np.ndim(total) - out.ndim]) if np.ndim(total) > out.ndim else ()
+    if tuple(total.shape[len(batch):]) != out.shape:
+        total = broadcast_to(total, batch + out.shape)
+    return total
+
+
+def _linear_jvp(spec: OpSpec, full: tuple[Any, ...], tangents: list[Any]) -> Any:
+    """The op applied to the tangents; a batch of tangents goes one direction at a time."""
+    from funcgrad.ops import stack
+
+    if spec.sequence:
+        pos = spec.params.index(spec.sequence)
+        primals = list(full[pos])
+    else:
+        positions = [p for p, r in zip(spec.tensor_positions, spec.rules.values()) if r is not NONDIFF]
+        primals = [full[p] for p in positions]
+    filled = [t if t is not None else _zeros_like(p) for t, p in zip(tangents, primals)]
+    batch = _batch(tangents, primals)
+
+    def apply(ts: list[Any]) -> Any:
+        args = list(full)
+        if spec.sequence:
+            args[pos] = ts
+        else:
+            for p, t in zip(positions, ts):
+                args[p] = t
+        return spec.plain(*args)
+
+    if batch is None:
+        return apply(filled)
+    per_direction = [[t[b] if t.ndim > np.ndim(p) else t for t, p in zip(filled, primals)] for b in range(batch)]
+    return stack([apply(ts) for ts in per_direction])
+
+
+_JVP_PARAMS: dict[int, list[str]] = {}
+
+
+def _explicit_jvp(spec: OpSpec, rule: Callable[..., Any], full: tuple[Any, ...], out: Any,
+                  tangents: list[Any]) -> Any:
+    names = _JVP_PARAMS.get(id(rule))
+    if names is None:
+        names = _JVP_PARAMS[id(rule)] = list(inspect.signature(rule).parameters)
+    slots = [s for s, r in spec.rules.items() if r is not NONDIFF]
+    by_slot = dict(zip(slots, tangents))
+    values = []
+    for name in names:
+        if name.endswith("_t") and name[:-2] in by_slot:
+            t = by_slot[name[:-2]]
+            values.append(t if t is not None else _zeros_like(full[spec.params.index(name[:-2])]))
+        else:
+            values.append(_named_value(spec, name, full, out))
+    return rule(*values)
