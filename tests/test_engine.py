@@ -266,3 +266,16 @@ def test_retained_graph_keeps_saved_values_until_the_graph_goes() -> None:
         assert saved() is None and node() is None
     finally:
         gc.enable()
+
+
+def test_higher_derivatives_of_a_float32_leaf_through_float64_ops() -> None:
+    x = fg.tensor([1.0, 2.0], dtype=np.float32, requires_grad=True)
+    y = x * np.ones(2)  # promoted to float64: the gradient is cast back to float32 on the way
+    g = nth_grad((y * y * y).sum(), x, 1)
+    assert g.dtype == np.float32 and g.requires_grad
+    np.testing.assert_array_equal(g.data, [3.0, 12.0])
+    (g3,) = autograd.grad(nth_grad(g.sum(), x, 1).sum(), x)
+    assert g3.dtype == np.float32
+    np.testing.assert_array_equal(g3.data, [6.0, 6.0])
+    (x * np.ones(2)).sum().backward(create_graph=True)
+    assert x.grad.dtype == np.float32 and x.grad.tolist() == [1.0, 1.0]

@@ -53,6 +53,13 @@ def _sum_to(grad: Any, shape: tuple[int, ...], batch: int) -> Any:
     return sum_to(grad, shape)
 
 
+def _cast(grad: Any, dtype: np.dtype) -> Any:
+    """A recorded cast of a Tensor gradient (create_graph): ``copy`` into a target of that dtype."""
+    from funcgrad.ops import copy
+
+    return copy(np.broadcast_to(np.zeros((), dtype), grad.shape), grad)
+
+
 def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Sequence[Any] | None = None,
                  retain_graph: bool = False, create_graph: bool = False, accumulate: bool = True,
                  batch: int = 0) -> list[Any] | None:
@@ -122,7 +129,7 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
                 if (g.shape[batch:] if batch else g.shape) != shape:
                     g = _sum_to(g, shape, batch)
                 if g.dtype != dtype:
-                    g = g.astype(dtype)
+                    g = g.astype(dtype) if type(g) is np.ndarray else _cast(g, dtype)
                 if nxt._n_outputs == 1 and nxt not in slots:
                     slots[nxt] = [g]
                 else:
