@@ -28,7 +28,7 @@ def _check_differentiable_dtype(dtype: np.dtype) -> None:
 class _Extra:
     """Rarely used per-tensor state, kept out of the hot path: leaf hooks, views, retain_grad."""
 
-    __slots__ = ("acc", "hooks", "post_acc_hooks", "base", "view_fn", "views", "retains_grad", "name", "tangent")
+    __slots__ = ("acc", "hooks", "post_acc_hooks", "base", "view_fn", "views", "retains_grad", "tangent")
 
     def __init__(self) -> None:
         self.acc: Any = None             # weakref to this leaf's AccumulateGrad
@@ -38,7 +38,6 @@ class _Extra:
         self.view_fn: Callable[[Any], Any] | None = None  # recreates this view from base
         self.views: list[Any] | None = None  # weakrefs to the views of this (base) tensor
         self.retains_grad = False
-        self.name: str | None = None
         self.tangent: Tensor | None = None  # forward-mode tangent, while a dual level is active
 
 
@@ -312,6 +311,22 @@ class Tensor:
         elif self._requires_grad:
             extras.append("requires_grad=True")
         return f"tensor({', '.join([body] + extras)})"
+
+    def to(self, dtype: Any) -> Tensor:
+        """This tensor converted to ``dtype`` (itself when it already has it); differentiable."""
+        if np.dtype(dtype) == self.data.dtype:
+            return self
+        from funcgrad import ops
+
+        return ops.to_copy(self, np.dtype(dtype))
+
+    def double(self) -> Tensor:
+        """``to(float64)``."""
+        return self.to(np.float64)
+
+    def float(self) -> Tensor:
+        """``to(float32)``, as torch's ``Tensor.float``."""
+        return self.to(np.float32)
 
     @property
     def T(self) -> Tensor:

@@ -81,3 +81,8 @@ def copy(x: np.ndarray, src: Any) -> np.ndarray:
 def clone(x: np.ndarray) -> np.ndarray:
     """A copy of ``x`` with its own memory."""
     return np.array(x, copy=True)
+
+
+def to_copy(x: np.ndarray, dtype: Any) -> np.ndarray:
+    """``x`` converted to ``dtype`` (a new array)."""
+    return np.asarray(x).astype(dtype)

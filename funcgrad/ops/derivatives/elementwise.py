@@ -90,6 +90,7 @@ polygamma = defop("polygamma", K.polygamma, x=lambda g, n, x: g * F.polygamma(n 
 
 # ----- copying and overwriting (the functional forms of fill_ and copy_) --------------------------------
 clone   = defop("clone",   K.clone,   x=lambda g: g, jvp=LINEAR)
+to_copy = defop("to_copy", K.to_copy, x=lambda g: g, jvp=LINEAR)  # the engine casts g back to x's dtype
 fill    = defop("fill",    K.fill,    x=lambda g: R.zeros(g), value=lambda g: g)
 copy    = defop("copy",    K.copy,    x=lambda g: R.zeros(g), src=lambda g: g)
 
