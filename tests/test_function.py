@@ -376,6 +376,10 @@ def test_mark_dirty_on_a_leaf_that_requires_grad():
         MulTwo_.apply(a)
     with fg.no_grad():  # the optimizer-update case
         assert MulTwo_.apply(a) is a
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad .or a view of one"):
+        MulTwo_.apply(fg.reshape(a, (3, 1)))
+    with pytest.raises(NotImplementedError, match="MulTwo_: ctx.mark_dirty on a view"):
+        MulTwo_.apply(fg.reshape(a * 1, (3, 1)))
 
 
 class DirtyNotInput(Function):

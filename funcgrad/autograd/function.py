@@ -119,25 +119,8 @@ class BackwardFunction(FunctionCtx):
         """Check the dirty marks, give the tensor outputs this node as history, save what was asked."""
         outputs = output if isinstance(output, tuple) else (output,)
         input_ids = {id(a) for a in inputs if isinstance(a, Tensor)}
-        output_ids = {id(o) for o in outputs}
+        self._check_dirty(input_ids, {id(o) for o in outputs}, recording)
         dirty_ids = {id(t) for t in self._dirty}
-        for t in self._dirty:
-            if id(t) not in input_ids:
-                raise RuntimeError(f"{self._function.__name__}: only input Tensors should be given to "
-                                   f"ctx.mark_dirty(); a Tensor of shape {list(np.shape(t))} that is not an "
-                                   f"input was given. A new tensor needs no mark: just return it.")
-            if id(t) not in output_ids:
-                raise RuntimeError("Some elements marked as dirty during the forward method were not returned as "
-                                   "output. The inputs that are modified inplace must all be outputs of the "
-                                   f"Function ({self._function.__name__}): return them from forward.")
-            base = t._base
-            if recording and t._requires_grad and (t.grad_fn is None or base is not None and base.grad_fn is None):
-                raise RuntimeError(f"{self._function.__name__}: a leaf Variable that requires grad (or a view of "
-                                   "one) is being used in an in-place operation (ctx.mark_dirty). Call the "
-                                   "Function on a clone(), or under `with funcgrad.no_grad():`.")
-            if recording and base is not None and base._requires_grad:
-                raise NotImplementedError(f"{self._function.__name__}: ctx.mark_dirty on a view of a tensor that "
-                                          "requires grad is not supported yet; call the Function on a clone()")
         for t in self._dirty:
             t._version_counter[0] += 1
         if recording:
@@ -165,6 +148,27 @@ class BackwardFunction(FunctionCtx):
         self._output_meta = tuple(meta)
         self._save(recording)
         return tuple(results) if isinstance(output, tuple) else results[0]
+
+    def _check_dirty(self, input_ids: set[int], output_ids: set[int], recording: bool) -> None:
+        """Dirty tensors must be inputs, returned as outputs, and (when recording) not leaves needing grad."""
+        for t in self._dirty:
+            if id(t) not in input_ids:
+                raise RuntimeError(f"{self._function.__name__}: only input Tensors should be given to "
+                                   f"ctx.mark_dirty(); a Tensor of shape {list(np.shape(t))} that is not an "
+                                   f"input was given. A new tensor needs no mark: just return it.")
+            if id(t) not in output_ids:
+                raise RuntimeError("Some elements marked as dirty during the forward method were not returned as "
+                                   "output. The inputs that are modified inplace must all be outputs of the "
+                                   f"Function ({self._function.__name__}): return them from forward.")
+            base = t._base
+            leaf = t if base is None else base
+            if recording and leaf._requires_grad and leaf.grad_fn is None:
+                raise RuntimeError(f"{self._function.__name__}: a leaf Variable that requires grad (or a view of "
+                                   "one) is being used in an in-place operation (ctx.mark_dirty). Call the "
+                                   "Function on a clone(), or under `with funcgrad.no_grad():`.")
+            if recording and base is not None and base._requires_grad:
+                raise NotImplementedError(f"{self._function.__name__}: ctx.mark_dirty on a view of a tensor that "
+                                          "requires grad is not supported yet; call the Function on a clone()")
 
     def _save(self, recording: bool) -> None:
         """Store ``_to_save``; an output of this node is kept as a ``SavedOutput`` (no reference cycle)."""
