@@ -122,3 +122,89 @@ def from_end(dims: Any, ndim: int, g: Any = None) -> tuple[int, ...]:
 def count(shape: tuple[int, ...], dim: Any) -> int:
     """How many elements a reduction over ``dim`` combines into each output element."""
     return int(np.prod([shape[d] for d in normalize_dims(dim, len(shape))], dtype=np.int64))
+
+
+# ----- indexing -----
+def as_index(index: Any) -> tuple[Any, ...]:
+    """``index`` as a tuple NumPy understands: Tensors (and lists) inside it become arrays."""
+    items = index if isinstance(index, tuple) else (index,)
+    return tuple(i if i is None or i is Ellipsis or isinstance(i, slice | int | np.integer) else np.asarray(i)
+                 for i in items)
+
+
+def _is_basic(index: tuple[Any, ...]) -> bool:
+    """True for indices NumPy answers with a view: ints, slices, None and Ellipsis only."""
+    return all(i is None or i is Ellipsis or (isinstance(i, slice | int | np.integer) and not isinstance(i, bool))
+               for i in index)
+
+
+def core_index(index: Any, shape: tuple[int, ...]) -> tuple[tuple[Any, ...], int]:
+    """``index`` into an array of ``shape``, rewritten to address the last ``len(shape)`` dims of an
+    array with any leading batch dims; also returns how many dims ``x[index]`` has.
+
+    A basic index is completed to name every dim; any other becomes one integer array per dim
+    (from the flat positions it picks), so NumPy never moves the indexed dims before the batch dims.
+    """
+    index = as_index(index)
+    if _is_basic(index):
+        named = sum(1 for i in index if i is not None and i is not Ellipsis)
+        fill = (slice(None),) * (len(shape) - named)
+        k = next((k for k, i in enumerate(index) if i is Ellipsis), len(index))
+        full = index[:k] + fill + index[k + 1:]
+        return (Ellipsis,) + full, sum(1 for i in full if not isinstance(i, int | np.integer))
+    picked = np.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape)[index]
+    return (Ellipsis,) + np.unravel_index(picked, shape), picked.ndim
+
+
+def unindex(g: Any, x_shape: tuple[int, ...], index: Any) -> Any:
+    """Gradient of ``x[index]``: g added into zeros shaped like x at the indexed places (repeated
+    indices add up, as torch). g: (*batch, *x[index].shape) -> (*batch, *x_shape)."""
+    full, ndim = core_index(index, x_shape)
+    zeros = np.zeros(tuple(np.shape(g)[: np.ndim(g) - ndim]) + tuple(x_shape), g.dtype)
+    repeats = any(isinstance(i, np.ndarray) for i in full)  # only integer arrays can name a place twice
+    return F.index_put(zeros, full, g, accumulate=repeats)
+
+
+def take(g: Any, x_shape: tuple[int, ...], index: Any) -> Any:
+    """``g[index]`` for an index into x, keeping g's batch dims. g: (*batch, *x_shape) -> (*batch, *x[index].shape)."""
+    return F.getitem(g, core_index(index, x_shape)[0])
+
+
+def zero_at(g: Any, x_shape: tuple[int, ...], index: Any) -> Any:
+    """g with zeros at ``index`` (the places an assignment ``x[index] = v`` overwrote)."""
+    return F.index_put(g, core_index(index, x_shape)[0], 0.0)
+
+
+def pad_to(g: Any, shape: tuple[int, ...]) -> Any:
+    """g zero-padded at the end of its last ``len(shape)`` dims up to ``shape``."""
+    pairs = [(0, n - m) for n, m in zip(shape, np.shape(g)[np.ndim(g) - len(shape):])]
+    return F.pad(g, tuple(p for pair in reversed(pairs) for p in pair))
+
+
+def unnarrow(g: Any, x_shape: tuple[int, ...], dim: int, start: int, length: int) -> Any:
+    """Gradient of ``narrow``: g zero-padded back to x's size along ``dim`` (``start`` >= 0)."""
+    d = dim % len(x_shape)
+    after = len(x_shape) - 1 - d
+    return F.pad(g, (0, 0) * after + (start, x_shape[d] - start - length))
+
+
+def unselect(g: Any, x_shape: tuple[int, ...], dim: int, index: int) -> Any:
+    """Gradient of ``select``: g given back the selected dim, then zero-padded around ``index``.
+    g: (*batch, *x_shape without dim) -> (*batch, *x_shape)."""
+    d = dim % len(x_shape)
+    batch = tuple(np.shape(g)[: np.ndim(g) - len(x_shape) + 1])
+    g = F.reshape(g, batch + tuple(x_shape[:d]) + (1,) + tuple(x_shape[d + 1:]))
+    return unnarrow(g, x_shape, d, index % x_shape[d], 1)
+
+
+def unconcat(g: Any, shapes: list[tuple[int, ...]], dim: int) -> list[Any]:
+    """Gradient of ``cat``: g cut back along ``dim`` into one piece per input shape."""
+    d = dim % len(shapes[0]) - len(shapes[0])  # from the end: g may have batch dims
+    starts = np.cumsum([0] + [s[d] for s in shapes[:-1]])
+    return [F.narrow(g, d, int(start), s[d]) for start, s in zip(starts, shapes)]
+
+
+def unstack(g: Any, n: int, ndim: int, dim: int) -> list[Any]:
+    """Gradient of ``stack`` of ``n`` inputs into an ``ndim``-d result: g's slices along ``dim``."""
+    d = dim % ndim - ndim
+    return [F.select(g, d, i) for i in range(n)]
