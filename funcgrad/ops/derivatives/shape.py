@@ -59,8 +59,9 @@ def _expanded_shape(shape, sizes):
     if lead < 0:
         raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to the "
                            f"number of dimensions in the tensor ({len(shape)})")
-    out = []
-    for i, size in enumerate(sizes):
+    out = [0] * len(sizes)
+    for i in reversed(range(len(sizes))):  # checked from the last dim, as torch
+        size = sizes[i]
         if i < lead and size == -1:
             raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
                                f"dimension {i}")
@@ -69,7 +70,7 @@ def _expanded_shape(shape, sizes):
             raise RuntimeError(f"The expanded size of the tensor ({size}) must match the existing size ({own}) at "
                                f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
                                f"{list(shape)}")
-        out.append(own if size == -1 else size)
+        out[i] = own if size == -1 else size
     return tuple(out)
 
 
