@@ -129,9 +129,10 @@ def _camel(name: str) -> str:
 
 def _node_class(spec: OpSpec, bound: tuple[Any, ...]) -> type[Node]:
     base = _SequenceOpNode if spec.sequence else _OpNode
-    return type(f"{_camel(spec.name)}Backward0", (base,),
-                {"__slots__": (), "_name": f"{_camel(spec.name)}Backward0", "_rules": bound,
-                 "_spec": spec, "_n_outputs": 1})
+    attrs = {"_name": f"{_camel(spec.name)}Backward0", "_rules": bound, "_spec": spec}
+    if not spec.multi_output:
+        attrs["__slots__"] = ()  # multi-output nodes keep a __dict__ for their per-call _n_outputs
+    return type(f"{_camel(spec.name)}Backward0", (base,), attrs)
 
 
 class _OpNode(Node):
@@ -395,6 +396,7 @@ def _recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
         node.next_functions = tuple(edges)
         node._shapes = tuple(shapes)
         if multi:
+            node._n_outputs = len(out)
             results = tuple([_output(o, node, i) for i, o in enumerate(out)])
         else:
             result = new(Tensor)
