@@ -552,10 +552,11 @@ def test_broadcastable_gradients_are_reduced_and_arrays_accepted(create_graph):
     np.testing.assert_array_equal(gx.data, np.full((2, 3), 2.0))
 
 
-def test_gradient_of_another_dtype_is_cast():
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_gradient_of_another_dtype_is_cast(create_graph):
     x = leaf(2, 3)
     returns = _returning(lambda g: (np.ones((2, 3), np.float32), None))
-    (gx,) = fg.autograd.grad(returns.apply(x, 1.0).sum(), x)
+    (gx,) = fg.autograd.grad(returns.apply(x, 1.0).sum(), x, create_graph=create_graph)
     assert gx.dtype == np.float64
 
 
