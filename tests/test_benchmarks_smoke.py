@@ -1,0 +1,38 @@
+"""Smoke test of ``benchmarks/`` at tiny sizes: every variant computes the same gradient, and the harness
+runs end to end. Correctness only — timings are never asserted in tests."""
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from benchmarks import WORKLOADS
+from benchmarks.harness import Workload, run, table, target_report, verify
+
+
+def _outputs(workload: Workload, frameworks: frozenset[str] | None) -> dict[str, list[np.ndarray]]:
+    variants = workload.build(workload.small_sizes, frameworks)
+    return {label: list(runner()) for label, runner in variants.items()}
+
+
+@pytest.mark.parametrize("workload", WORKLOADS, ids=lambda wl: wl.name)
+def test_funcgrad_matches_the_numpy_gradient(workload: Workload) -> None:
+    """torch and autograd are left out to keep this fast; every benchmark run checks them before timing."""
+    outputs = _outputs(workload, frozenset({"funcgrad"}))
+    assert set(outputs) == {"funcgrad", "numpy"}
+    verify(workload, outputs)
+
+
+def test_verify_rejects_a_gradient_off_in_the_sixth_digit() -> None:
+    workload = WORKLOADS[0]
+    outputs = _outputs(workload, frozenset({"funcgrad"}))
+    outputs["funcgrad"] = [g * (1 + 1e-6) for g in outputs["funcgrad"]]
+    with pytest.raises(AssertionError, match="funcgrad differs from numpy"):
+        verify(workload, outputs)
+
+
+def test_run_prints_the_table_and_skips_targets_of_missing_variants() -> None:
+    workload = replace(WORKLOADS[0], sizes=WORKLOADS[0].small_sizes)
+    results = run([workload], repeat=2, min_sample=0.0, frameworks=frozenset({"funcgrad"}), echo=lambda _: None)
+    assert [len(s) for s in results[0].samples.values()] == [2, 2]
+    assert "funcgrad" in table(results) and "numpy" in table(results)
+    assert target_report(results).startswith("SKIP")
