@@ -46,9 +46,12 @@ def _on_path(order: list[Node], targets: set[Node]) -> set[Node]:
 
 def _sum_to(grad: Any, shape: tuple[int, ...], batch: int) -> Any:
     """Sum a gradient of a broadcast shape down to ``shape`` (keeping ``batch`` leading dims)."""
-    from funcgrad.ops import sum_to
+    from funcgrad.ops import sum, sum_to
 
     if batch:
+        extra = len(grad.shape) - batch - len(shape)  # dims broadcasting put between the batch dims and shape
+        if extra:
+            grad = sum(grad, dim=tuple(range(batch, batch + extra)))
         return sum_to(grad, tuple(grad.shape[:batch]) + tuple(shape))
     return sum_to(grad, shape)
 

@@ -15,26 +15,33 @@ CASES = [pytest.param(name, case, id=f"{name}-{i}") for name in sorted(SAMPLES)
          for i, case in enumerate(SAMPLES[name])]
 
 
-def leaves(case: S) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """The sample's args with float arrays turned into float64 leaves that require grad."""
-    def convert(a: Any) -> Any:
-        if isinstance(a, np.ndarray) and a.dtype.kind == "f":
-            return fg.tensor(a, dtype=np.float64, requires_grad=True)
-        if isinstance(a, np.ndarray):
-            return fg.tensor(a)
-        return a
-    return tuple(convert(a) for a in case.args), {k: convert(v) for k, v in case.kwargs.items()}
+def _convert(a: Any) -> Any:
+    if isinstance(a, np.ndarray) and a.dtype.kind == "f":
+        return fg.tensor(a, dtype=np.float64, requires_grad=True)
+    if isinstance(a, np.ndarray):
+        return fg.tensor(a)
+    return a
 
 
 def call(name: str, case: S) -> tuple[Any, tuple[Any, ...]]:
-    args, kwargs = leaves(case)
-    keys = list(kwargs)
-    n = len(args)
+    """A function of flat inputs that calls the op on the sample, and those inputs (float arrays as leaves;
+    a list of arrays, as cat's, contributes one input per element)."""
+    args = list(case.args) + list(case.kwargs.values())
+    sizes = [len(a) if isinstance(a, list | tuple) and a and isinstance(a[0], np.ndarray) else -1 for a in args]
+    flat: list[Any] = []
+    for a, n in zip(args, sizes):
+        flat.extend([_convert(e) for e in a] if n >= 0 else [_convert(a)])
+    keys = list(case.kwargs)
+    n_pos = len(case.args)
 
     def fn(*inputs: Any) -> Any:
-        return getattr(fg, name)(*inputs[:n], **dict(zip(keys, inputs[n:])))
+        rebuilt, i = [], 0
+        for n in sizes:
+            rebuilt.append(list(inputs[i:i + n]) if n >= 0 else inputs[i])
+            i += max(n, 1) if n >= 0 else 1
+        return getattr(fg, name)(*rebuilt[:n_pos], **dict(zip(keys, rebuilt[n_pos:])))
 
-    return fn, args + tuple(kwargs[k] for k in keys)
+    return fn, tuple(flat)
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
