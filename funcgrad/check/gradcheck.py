@@ -1,113 +1,348 @@
-"""``gradcheck`` and ``gradgradcheck``: compare autograd's Jacobians with central finite differences."""
+"""``gradcheck`` and ``gradgradcheck``: compare autograd's Jacobians with finite differences, as PyTorch's.
+
+Slow mode compares whole Jacobians; fast mode compares ``v^T J u`` for random ``u``, ``v`` and re-runs slow mode to
+explain a failure. Beside the Jacobians: reentrancy, undefined output grads, batched grads and grad dtypes.
+Finite differences live in ``numerical.py`` and report text in ``report.py``; only the public autograd API is used.
+"""
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from funcgrad.autograd.api import grad as autograd_grad
+from funcgrad.autograd import grad as autograd_grad
+from funcgrad.check.numerical import Step, auto_step, derivative_jumps, jacobian_fd, jvp_fd
+from funcgrad.check.report import GradcheckError, Mismatch, format_mismatch
 from funcgrad.tensor import Tensor
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
+_KINK_COLUMNS = 10  # violating input elements probed for a kink
+_BATCH = 3  # grad_outputs in the batched-grad check
 
-class GradcheckError(RuntimeError):
-    """Raised by ``gradcheck``/``gradgradcheck`` when autograd and finite differences disagree."""
+
+@dataclass(frozen=True)
+class _Options:
+    """The tolerances and switches of one run, and how its report names outputs and inputs."""
+
+    eps: Step
+    atol: float
+    rtol: float
+    nondet_tol: float
+    check_undefined_grad: bool
+    check_grad_dtypes: bool
+    check_batched_grad: bool
+    fast_mode: bool
+    order: str = ""  # "second order " in gradgradcheck
+    output_label: Callable[[int], str] = "output {}".format
+    input_label: Callable[[int], str] = "input {}".format
 
 
 def _as_tuple(value: Any) -> tuple[Any, ...]:
     return tuple(value) if isinstance(value, tuple | list) else (value,)
 
 
-def _differentiable_outputs(func: Callable[..., Any], inputs: tuple[Any, ...]) -> tuple[Tensor, ...]:
-    outs = _as_tuple(func(*inputs))
-    return tuple(o for o in outs if isinstance(o, Tensor) and o.dtype.kind in "fc")
+def _outputs(func: Callable[..., Any], inputs: Sequence[Any]) -> tuple[Tensor, ...]:
+    """The floating-point Tensor outputs of ``func``, the ones whose Jacobians are checked."""
+    return tuple(o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor) and o.dtype.kind in "fc")
 
 
-def numerical_jacobian(func: Callable[..., Any], inputs: tuple[Any, ...], index: int,
-                       eps: float) -> list[np.ndarray]:
-    """Central differences of every output w.r.t. input ``index``: one (out.size, in.size) matrix per output."""
-    x = inputs[index]
-    flat = x.data.reshape(-1)  # x is contiguous (see _prepare), so this is a view
-    columns: list[list[np.ndarray]] = []
-    for k in range(flat.size):
-        orig = flat[k].copy()
-        flat[k] = orig + eps
-        plus = [o.data.astype(np.result_type(o.dtype, np.float64)).ravel().copy()
-                for o in _differentiable_outputs(func, inputs)]
-        flat[k] = orig - eps
-        minus = [o.data.ravel().copy() for o in _differentiable_outputs(func, inputs)]
-        flat[k] = orig
-        columns.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
-    n_out = len(columns[0]) if columns else len(_differentiable_outputs(func, inputs))
-    return [np.stack([c[j] for c in columns], axis=1) if columns else
-            np.zeros((_differentiable_outputs(func, inputs)[j].data.size, 0)) for j in range(n_out)]
+def _flatten(args: tuple[Any, ...]) -> tuple[list[Any], list[str], Callable[[Sequence[Any]], tuple[Any, ...]]]:
+    """The leaves of arguments that nest lists or tuples (``cat([a, b])``), their labels, and a rebuilder."""
+    leaves: list[Any] = []
+    labels: list[str] = []
+
+    def walk(value: Any, label: str) -> Callable[[Sequence[Any]], Any]:
+        if isinstance(value, list | tuple):
+            parts = [walk(v, f"{label}[{k}]") for k, v in enumerate(value)]
+            return lambda flat: type(value)(part(flat) for part in parts)
+        leaves.append(value)
+        labels.append(label)
+        pos = len(leaves) - 1
+        return lambda flat: flat[pos]
+
+    builders = [walk(a, f"input {i}") for i, a in enumerate(args)]
+    return leaves, labels, lambda flat: tuple(build(flat) for build in builders)
 
 
-def analytical_jacobian(func: Callable[..., Any], inputs: tuple[Any, ...],
-                        indices: Sequence[int]) -> list[list[np.ndarray]]:
-    """Autograd's Jacobians, one row per output element: result[j][i] is (out_j.size, in_i.size)."""
-    outputs = _differentiable_outputs(func, inputs)
-    diff_inputs = [inputs[i] for i in indices]
-    result = []
-    for out in outputs:
-        blocks = [np.zeros((out.data.size, inputs[i].data.size), dtype=np.result_type(inputs[i].dtype, float))
-                  for i in indices]
-        if out.requires_grad:
-            for r in range(out.data.size):
-                seed = np.zeros(out.shape, out.dtype)
-                seed.reshape(-1)[r] = 1
-                grads = autograd_grad(out, diff_inputs, seed, retain_graph=True, allow_unused=True)
-                for block, g in zip(blocks, grads):
-                    if g is not None:
-                        block[r] = np.asarray(g.data).reshape(-1)
-        result.append(blocks)
-    return result
+def _prepare(func: Callable[..., Any], inputs: Any) -> tuple[Callable[..., Any], tuple[Any, ...], list[int],
+                                                               list[str]]:
+    """``func`` over flat arguments, fresh contiguous leaves for the tensors that require grad (other arguments
+    unchanged), the positions of those leaves and every argument's label."""
+    leaves, labels, rebuild = _flatten(_as_tuple(inputs))
+    prepared = tuple(Tensor(np.array(a.data, copy=True, order="C"), requires_grad=True)
+                     if isinstance(a, Tensor) and a.requires_grad else a for a in leaves)
+    indices = [i for i, a in enumerate(leaves) if isinstance(a, Tensor) and a.requires_grad]
+
+    def flat_func(*flat: Any) -> Any:
+        return func(*rebuild(flat))
+
+    return flat_func, prepared, indices, labels
 
 
-def _prepare(inputs: Any) -> tuple[tuple[Any, ...], list[int]]:
-    """Fresh contiguous leaves for the tensors that require grad; other arguments unchanged."""
-    prepared = []
-    indices = []
-    for i, a in enumerate(_as_tuple(inputs)):
-        if isinstance(a, Tensor) and a.requires_grad:
-            prepared.append(Tensor(np.array(a.data, copy=True, order="C"), requires_grad=True))
-            indices.append(i)
-        else:
-            prepared.append(a)
-    return tuple(prepared), indices
+class _Run:
+    """One gradcheck: the function, its prepared inputs, and the checks in the order PyTorch runs them."""
+
+    def __init__(self, func: Callable[..., Any], inputs: tuple[Any, ...], indices: list[int],
+                 opts: _Options) -> None:
+        self.func, self.inputs, self.indices, self.opts = func, inputs, indices, opts
+        self.diff = [inputs[i] for i in indices]
+        self.snapshot = [x.data.copy() for x in self.diff]
+        self.rng = np.random.default_rng(0)  # reproducible directions
+
+    def fail(self, check: str, message: str, j: int | None = None, i: int | None = None) -> GradcheckError:
+        return GradcheckError(self.opts.order + check, message, j, i)
+
+    def vjp(self, outputs: Sequence[Tensor], j: int, v: np.ndarray) -> list[np.ndarray]:
+        """``v^T J`` for output ``j`` w.r.t. every checked input (zeros where unused), with shape/dtype checks."""
+        out = outputs[j]
+        if not out.requires_grad:
+            return [np.zeros(x.data.size) for x in self.diff]
+        grads = autograd_grad(out, self.diff, v.astype(out.dtype), retain_graph=True, allow_unused=True)
+        rows = []
+        for i, x, g in zip(self.indices, self.diff, grads):
+            if g is None:
+                rows.append(np.zeros(x.data.size))
+                continue
+            if g.shape != x.shape:
+                raise self.fail("shape", f"the analytical gradient of {self.opts.input_label(i)} has shape "
+                                f"{g.shape} but the input has shape {x.shape}; the backward must return one "
+                                "gradient of the input's shape (reduce broadcast dimensions with sum_to)", j, i)
+            if self.opts.check_grad_dtypes and g.dtype != x.dtype:
+                raise self.fail("dtype", f"the gradient of {self.opts.input_label(i)} has dtype {g.dtype} but "
+                                f"the input has dtype {x.dtype}; cast the gradient in the backward", j, i)
+            rows.append(np.asarray(g.data, dtype=np.float64).ravel())
+        return rows
+
+    def analytical(self) -> tuple[list[list[np.ndarray]], list[list[np.ndarray]]]:
+        """Autograd's Jacobians ``[j][pos]`` (out_j.size, in.size), computed twice to test reentrancy."""
+        outputs = _outputs(self.func, self.inputs)
+        runs: tuple[list[list[np.ndarray]], list[list[np.ndarray]]] = ([], [])
+        for j, out in enumerate(outputs):
+            for run in runs:
+                rows = []
+                for r in range(out.data.size):
+                    seed = np.zeros(out.data.size)
+                    seed[r] = 1.0
+                    rows.append(self.vjp(outputs, j, seed.reshape(out.shape)))
+                run.append([np.stack([row[p] for row in rows]) if rows else np.zeros((0, x.data.size))
+                            for p, x in enumerate(self.diff)])
+        return runs
+
+    def causes(self, i: int, j: int, numerical: np.ndarray, analytical: np.ndarray, second: np.ndarray,
+               jumps: list[str]) -> list[str]:
+        """Likely causes of a mismatch of output ``j`` w.r.t. input ``i``, most likely first."""
+        causes = list(jumps)
+        outputs = _outputs(self.func, self.inputs)
+        if j < len(outputs) and not outputs[j].requires_grad:
+            causes.append(f"{self.opts.output_label(j)} does not require grad: it was computed outside autograd "
+                          "(a once_differentiable or NumPy backward, no_grad, or mark_non_differentiable)")
+        nz = np.abs(numerical) > 1e-6 * np.abs(numerical).max(initial=0)
+        if nz.any():
+            ratio = analytical[nz] / numerical[nz]
+            if np.ptp(ratio) < 1e-3 * max(1.0, np.abs(ratio).max()) and abs(ratio[0] - 1) > 1e-3:
+                causes.append("wrong sign: analytical = -numerical" if abs(ratio[0] + 1) < 1e-3 else
+                              f"a missing or extra factor: analytical = {ratio[0]:.6g} x numerical")
+        if analytical.shape[0] > 1 and np.abs(analytical).max(initial=0) > 0 and np.allclose(
+                analytical, analytical[:1]) and not np.allclose(numerical, numerical[:1]):
+            causes.append("every row of the analytical Jacobian is the same: the backward ignores grad_output")
+        if not np.allclose(analytical, second, rtol=0, atol=self.opts.nondet_tol):
+            causes.append("the backward is not deterministic: two runs differ by up to "
+                          f"{np.abs(analytical - second).max():.3g}")
+        if any(not np.array_equal(x.data, s) for x, s in zip(self.diff, self.snapshot)):
+            causes.append("func modifies its inputs in place (an in-place forward without mark_dirty?), so the "
+                          "finite differences are taken around moving inputs")
+        x = self.inputs[i]
+        if x.dtype != np.float64:
+            causes.append(f"{self.opts.input_label(i)} is {x.dtype}: finite differences lose most of its digits "
+                          "(use float64 inputs or eps='auto')")
+        return causes
+
+    def kink_jumps(self, i: int, j: int, bad_columns: np.ndarray) -> list[str]:
+        """Describe the violating input elements whose finite-difference stencil straddles a kink."""
+        x = self.inputs[i]
+        steps = auto_step(x.data.ravel()) if self.opts.eps == "auto" else None
+        found = []
+        for k in bad_columns[:_KINK_COLUMNS]:
+            h = float(steps[k]) if steps is not None else float(self.opts.eps)
+            jump = derivative_jumps(self.func, self.inputs, i, int(k), h)[j]
+            if np.abs(jump).max(initial=0) > self.opts.atol:
+                coords = tuple(int(c) for c in np.unravel_index(k, x.shape))
+                found.append(f"{self.opts.input_label(i)} at {coords} = {x.data.ravel()[k]:.6g} is within "
+                             f"{h:.3g} of a kink: the derivative jumps by {np.abs(jump).max():.3g} there")
+        return found
+
+    def slow(self) -> None:
+        """Compare every Jacobian block, then check reentrancy."""
+        analytical, second = self.analytical()
+        out_shapes = [o.shape for o in _outputs(self.func, self.inputs)]
+        for pos, i in enumerate(self.indices):
+            numerical, errors = jacobian_fd(self.func, self.inputs, i, self.opts.eps)
+            for j, (num, err) in enumerate(zip(numerical, errors)):
+                ana = analytical[j][pos]
+                allowed = self.opts.atol + self.opts.rtol * np.abs(num) + err
+                bad = ~(np.abs(ana - num) <= allowed)
+                if not bad.any():
+                    continue
+                columns = np.unique(np.nonzero(bad)[1])
+                jumps = self.kink_jumps(i, j, columns)
+                m = Mismatch(self.opts.output_label(j), self.opts.input_label(i), num, ana, allowed,
+                             out_shapes[j], self.inputs[i].shape,
+                             self.causes(i, j, num, ana, second[j][pos], jumps))
+                kink = len(jumps) == min(len(columns), _KINK_COLUMNS)
+                raise self.fail("kink" if kink else "jacobian", format_mismatch(
+                    m, f"{self.opts.order.capitalize()}Input near a kink" if kink
+                    else f"{self.opts.order.capitalize()}Jacobian mismatch"), j, i)
+        self.reentrant(analytical, second)
+
+    def reentrant(self, first: list[list[np.ndarray]], second: list[list[np.ndarray]]) -> None:
+        """Raise unless two backward runs agree within ``nondet_tol``."""
+        for j, (a_row, b_row) in enumerate(zip(first, second)):
+            for pos, (a, b) in enumerate(zip(a_row, b_row)):
+                if not np.all(np.abs(a - b) <= self.opts.nondet_tol):
+                    i = self.indices[pos]
+                    raise self.fail("reentrancy", f"Backward is not reentrant: running it twice with the same "
+                                    f"input and grad_output gives values for {self.opts.input_label(i)} that "
+                                    f"differ by up to {np.abs(a - b).max():.3g} (nondet_tol={self.opts.nondet_tol})"
+                                    ", although the analytical gradient matches the numerical one. Make the "
+                                    "backward deterministic or raise nondet_tol.", j, i)
+
+    def fast(self) -> None:
+        """Compare ``v^T J u`` numerically and analytically; on failure re-run slow mode to explain it."""
+        outputs = _outputs(self.func, self.inputs)
+        us = [self.unit(x.data.size) for x in self.diff]
+        vs = [self.unit(o.data.size) for o in outputs]
+        runs = [[self.vjp(outputs, j, v.reshape(o.shape)) for j, (o, v) in enumerate(zip(outputs, vs))]
+                for _ in range(2)]
+        for pos, (i, u) in enumerate(zip(self.indices, us)):
+            jvps, errors = jvp_fd(self.func, self.inputs, i, u, self.opts.eps)
+            for j, (jvp, err, v) in enumerate(zip(jvps, errors, vs)):
+                num, ana = float(v @ jvp), float(runs[0][j][pos] @ u)
+                allowed = (self.opts.atol * np.abs(u).sum() * np.abs(v).sum() + self.opts.rtol * abs(num)
+                           + float(np.abs(v) @ err))
+                if not abs(ana - num) <= allowed:
+                    # the slow mode names the elements; a pass there means the projection was too strict
+                    self.slow()
+                    return
+        self.reentrant([[np.atleast_1d(r[p] @ u) for p, u in enumerate(us)] for r in runs[0]],
+                       [[np.atleast_1d(r[p] @ u) for p, u in enumerate(us)] for r in runs[1]])
+
+    def unit(self, n: int) -> np.ndarray:
+        """A random unit vector of length ``n`` (empty for n = 0)."""
+        u = self.rng.standard_normal(n)
+        return u / max(float(np.linalg.norm(u)), 1e-300)
+
+    def undefined_grad(self) -> None:
+        """Zero or undefined output grads must give zero or None input grads, without crashing."""
+        n_out = sum(o.requires_grad for o in _outputs(self.func, self.inputs))
+        cases = [None] + (list(range(n_out)) if n_out > 1 else [])
+        for left_out in cases:
+            outputs = [o for o in _outputs(self.func, self.inputs) if o.requires_grad]
+            chosen = [o for k, o in enumerate(outputs) if k != left_out]
+            what = ("every output grad is zero" if left_out is None else
+                    f"the grad of differentiable output {left_out} is undefined and the others are zero")
+            try:
+                grads = autograd_grad(chosen, self.diff, [np.zeros(o.shape, o.dtype) for o in chosen],
+                                      allow_unused=True)
+            except Exception as exc:
+                raise self.fail("undefined grad", f"Backward failed when {what}: {type(exc).__name__}: {exc}. "
+                                "A backward must handle undefined (None) output grads, e.g. with "
+                                "ctx.set_materialize_grads(True) or by treating None as zero.") from exc
+            for i, g in zip(self.indices, grads):
+                if g is not None and np.any(g.data != 0):
+                    raise self.fail("undefined grad", f"When {what}, the gradient of {self.opts.input_label(i)} "
+                                    "is not zero: the backward must return zeros (or None) for zero grad_outputs "
+                                    "(does it ignore grad_output?).", None, i)
+
+    def batched(self) -> None:
+        """``grad(..., is_grads_batched=True)`` must agree with a loop over the batch."""
+        outputs = _outputs(self.func, self.inputs)
+        for j, out in enumerate(outputs):
+            if not out.requires_grad:
+                continue
+            vs = self.rng.standard_normal((_BATCH, *out.shape))
+            looped = [self.vjp(outputs, j, v) for v in vs]
+            try:
+                grads = autograd_grad(out, self.diff, vs.astype(out.dtype), retain_graph=True, allow_unused=True,
+                                      is_grads_batched=True)
+            except Exception as exc:
+                raise self.fail("batched", f"While computing batched gradients of {self.opts.output_label(j)}, "
+                                f"got {type(exc).__name__}: {exc}", j) from exc
+            for pos, (i, g) in enumerate(zip(self.indices, grads)):
+                got = np.zeros((_BATCH, self.diff[pos].data.size)) if g is None else np.asarray(
+                    g.data, dtype=np.float64).reshape(_BATCH, -1)
+                want = np.stack([row[pos] for row in looped])
+                tol = 1e-7 if self.diff[pos].dtype == np.float64 else 1e-4
+                if got.shape != want.shape or not np.allclose(got, want, rtol=tol, atol=tol):
+                    raise self.fail("batched", f"Batched gradients of {self.opts.output_label(j)} w.r.t. "
+                                    f"{self.opts.input_label(i)} differ from a loop over the batch: max "
+                                    f"difference {np.abs(got - want).max() if got.shape == want.shape else 'shape'}"
+                                    "; the backward mishandles the leading batch dimension of grad_output.", j, i)
 
 
-def _format_mismatch(j: int, i: int, numerical: np.ndarray, analytical: np.ndarray, atol: float,
-                     rtol: float) -> str:
-    err = np.abs(analytical - numerical)
-    bad = err > atol + rtol * np.abs(numerical)
-    worst = np.unravel_index(np.argmax(np.where(bad, err, -1)), err.shape)
-    with np.printoptions(precision=6, threshold=64, linewidth=110):
-        return (f"Jacobian mismatch for output {j} with respect to input {i}: {int(bad.sum())} of {bad.size} "
-                f"elements differ by more than atol={atol} + rtol={rtol} * |numerical|.\n"
-                f"worst element (output element {worst[0]}, input element {worst[1]}): numerical "
-                f"{numerical[worst]:.8g}, analytical {analytical[worst]:.8g}, abs error {err[worst]:.3g}\n"
-                f"numerical:\n{numerical}\nanalytical:\n{analytical}")
+def _run(func: Callable[..., Any], prepared: tuple[Any, ...], indices: list[int], opts: _Options,
+         raise_exception: bool, check_forward_ad: bool, check_backward_ad: bool) -> bool:
+    """Validate the arguments, then run the checks; False or GradcheckError on failure."""
+    if check_forward_ad:
+        raise NotImplementedError("check_forward_ad (and check_fwd_over_rev) need forward-mode AD, which funcgrad "
+                                  "does not have yet; pass check_forward_ad=False")
+    if not check_backward_ad:
+        raise ValueError("Expected at least one of check_forward_ad or check_backward_ad to be True")
+    if not indices:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none did; "
+                         "pass inputs created with requires_grad=True")
+    for i in indices:
+        if prepared[i].dtype != np.float64 and opts.eps != "auto":
+            warnings.warn(f"{opts.input_label(i)} requires grad and is {prepared[i].dtype}, not float64: a central "
+                          f"difference with eps={opts.eps} keeps only about log10(eps / machine eps) significant "
+                          "digits, so even a correct backward will likely fail. Use float64 inputs, or eps='auto' "
+                          "to choose the step per dtype.", UserWarning, stacklevel=3)
+    run = _Run(func, prepared, indices, opts)
+    try:
+        run.fast() if opts.fast_mode else run.slow()
+        if opts.check_undefined_grad:
+            run.undefined_grad()
+        if opts.check_batched_grad:
+            run.batched()
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+    return True
 
 
-def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5,
-              rtol: float = 1e-3, raise_exception: bool = True, nondet_tol: float = 0.0,
-              check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
-              check_batched_grad: bool = False, check_forward_ad: bool = False,
+def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: Step = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+              raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
+              check_grad_dtypes: bool = False, check_batched_grad: bool = False, check_forward_ad: bool = False,
               check_backward_ad: bool = True, fast_mode: bool = False) -> bool:
-    """Check the gradients of ``func`` at ``inputs`` against central finite differences.
+    """Check the gradients of ``func`` at ``inputs`` against finite differences, as ``torch.autograd.gradcheck``.
 
     Args:
-        func: takes ``*inputs`` and returns a Tensor or a tuple of Tensors.
-        inputs: a Tensor or a tuple of arguments; Tensors with ``requires_grad=True`` are checked.
-        eps: the finite-difference step.
-        atol, rtol: the tolerance: ``|analytical - numerical| <= atol + rtol * |numerical|``.
-        raise_exception: raise ``GradcheckError`` on failure (else return False).
+        func: takes ``*inputs`` and returns a Tensor or a tuple; its floating-point Tensor outputs are checked.
+        inputs: a Tensor or a tuple of arguments; the Tensors with ``requires_grad=True`` are checked, other
+            arguments are passed through.
+        eps: the central-difference step, or ``"auto"``: a step per dtype and scale with Richardson extrapolation
+            and an error estimate, so float32 inputs can be checked too.
+        atol, rtol: the tolerance ``|analytical - numerical| <= atol + rtol * |numerical|`` (plus the error
+            estimate with ``eps="auto"``).
+        raise_exception: raise ``GradcheckError`` on failure; else return False.
+        nondet_tol: how much two backward runs with the same grad_output may differ.
+        check_undefined_grad: zero or undefined output grads must give zero or None input grads.
+        check_grad_dtypes: each gradient must have its input's dtype.
+        check_batched_grad: ``grad(..., is_grads_batched=True)`` must agree with a loop.
+        check_forward_ad: needs forward mode, not available yet (raises NotImplementedError).
+        check_backward_ad: check reverse mode (the only mode for now).
+        fast_mode: compare ``v^T J u`` for random ``u``, ``v`` instead of whole Jacobians; a failure is
+            re-checked in slow mode, which names the elements (and decides the verdict).
 
     Returns:
-        True when every Jacobian matches.
+        True when every check passes.
+
+    Raises:
+        GradcheckError: a check failed and ``raise_exception`` is True; its ``check`` names which one.
 
     Example:
         >>> import funcgrad as fg
@@ -115,37 +350,34 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: float = 1e-6, atol:
         >>> fg.check.gradcheck(fg.sin, (x,))
         True
     """
-    prepared, indices = _prepare(inputs)
-    if not indices:
-        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none did")
-    if check_forward_ad:
-        raise NotImplementedError("check_forward_ad needs forward-mode AD, which funcgrad does not have yet")
-    if not check_backward_ad:
-        return True
-    analytical = analytical_jacobian(func, prepared, indices)
-    for pos, i in enumerate(indices):
-        numerical = numerical_jacobian(func, prepared, i, eps)
-        for j, (num, rows) in enumerate(zip(numerical, analytical)):
-            ana = rows[pos]
-            if not np.allclose(ana, num, rtol=rtol, atol=atol):
-                if raise_exception:
-                    raise GradcheckError(_format_mismatch(j, i, num, ana, atol, rtol))
-                return False
-    return True
+    flat_func, prepared, indices, labels = _prepare(func, inputs)
+    opts = _Options(eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes, check_batched_grad,
+                    fast_mode, input_label=labels.__getitem__)
+    return _run(flat_func, prepared, indices, opts, raise_exception, check_forward_ad, check_backward_ad)
 
 
-def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = None, *, eps: float = 1e-6,
+def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = None, *, eps: Step = 1e-6,
                   atol: float = 1e-5, rtol: float = 1e-3, gen_non_contig_grad_outputs: bool = False,
                   raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
                   check_grad_dtypes: bool = False, check_batched_grad: bool = False,
                   check_fwd_over_rev: bool = False, check_rev_over_rev: bool = True,
                   fast_mode: bool = False) -> bool:
-    """Check second derivatives: ``gradcheck`` of the function that returns ``func``'s vector-Jacobian
-    products (with ``create_graph=True``), w.r.t. the inputs and the grad_outputs.
+    """Check second derivatives: ``gradcheck`` of the function returning ``func``'s vector-Jacobian products
+    (computed with ``create_graph=True``), w.r.t. the inputs and the grad_outputs.
 
     Args:
-        func, inputs, eps, atol, rtol, raise_exception: as ``gradcheck``.
-        grad_outputs: the vectors of the first-order products; random (and themselves checked) if None.
+        func, inputs, eps, atol, rtol, raise_exception, nondet_tol, check_undefined_grad, check_grad_dtypes,
+            check_batched_grad, fast_mode: as ``gradcheck``, applied to the first-order function.
+        grad_outputs: the vectors of the first-order products; random (seeded) and also checked if None.
+        gen_non_contig_grad_outputs: accepted for PyTorch compatibility (arrays here are always contiguous).
+        check_fwd_over_rev: needs forward mode, not available yet (raises NotImplementedError).
+        check_rev_over_rev: check reverse-over-reverse.
+
+    Returns:
+        True when every check passes.
+
+    Raises:
+        GradcheckError: a check failed; its ``check`` starts with ``"second order"``.
 
     Example:
         >>> import funcgrad as fg
@@ -153,24 +385,29 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
         >>> fg.check.gradgradcheck(fg.tanh, (x,))
         True
     """
-    prepared, indices = _prepare(inputs)
-    outputs = _differentiable_outputs(func, prepared)
+    flat_func, prepared, indices, labels = _prepare(func, inputs)
     if grad_outputs is None:
         rng = np.random.default_rng(0)
-        gos = tuple(Tensor(rng.standard_normal(o.shape).astype(o.dtype), requires_grad=True) for o in outputs)
+        gos = tuple(Tensor(rng.standard_normal(o.shape).astype(o.dtype), requires_grad=True)
+                    for o in _outputs(flat_func, prepared))
     else:
         gos = _as_tuple(grad_outputs)
     n = len(prepared)
 
     def first_order(*args: Any) -> tuple[Tensor, ...]:
-        outs = _differentiable_outputs(func, args[:n])
+        outs = _outputs(flat_func, args[:n])
         diff = [args[i] for i in indices]
         used = [(o, g) for o, g in zip(outs, args[n:]) if o.requires_grad]
-        if not used:
-            return tuple(Tensor(np.zeros(d.shape, d.dtype)) for d in diff)
         grads = autograd_grad([o for o, _ in used], diff, [g for _, g in used], create_graph=True,
-                              allow_unused=True)
+                              allow_unused=True) if used else (None,) * len(diff)
         return tuple(g if g is not None else Tensor(np.zeros(d.shape, d.dtype)) for g, d in zip(grads, diff))
 
-    return gradcheck(first_order, prepared + tuple(gos), eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception)
+    def output_label(j: int) -> str:
+        return f"the gradient of {labels[indices[j]]}"
+
+    labels += [f"grad_outputs[{k}]" for k in range(len(gos))]
+    opts = _Options(eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes, check_batched_grad,
+                    fast_mode, "second order ", output_label, labels.__getitem__)
+    go_indices = [n + k for k, g in enumerate(gos) if isinstance(g, Tensor) and g.requires_grad]
+    return _run(first_order, prepared + gos, indices + go_indices, opts, raise_exception, check_fwd_over_rev,
+                check_rev_over_rev)

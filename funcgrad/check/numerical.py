@@ -1,0 +1,169 @@
+"""Finite-difference derivatives: full Jacobians (``jacobian_fd``), directional ones (``jvp_fd``) and the
+jumps in the derivative that reveal kinks
+(``derivative_jumps``).
+
+A step is a float (PyTorch's fixed central difference) or ``"auto"``: a step per dtype and input scale with two
+Richardson extrapolations, whose difference (plus the rounding noise) is returned as an error estimate. This
+module only measures; comparing with autograd is ``gradcheck``'s job.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from funcgrad.tensor import Tensor
+
+__all__ = ["Step", "evaluate", "jacobian_fd", "jvp_fd", "derivative_jumps", "auto_step"]
+
+Step = float | str
+_Shifted = Callable[[float], list[np.ndarray]]
+
+
+def evaluate(func: Callable[..., Any], inputs: Sequence[Any]) -> list[np.ndarray]:
+    """The floating-point Tensor outputs of ``func(*inputs)`` as flat arrays in their own dtype."""
+    outs = func(*inputs)
+    outs = tuple(outs) if isinstance(outs, tuple | list) else (outs,)
+    return [o.data.ravel().copy() for o in outs if isinstance(o, Tensor) and o.dtype.kind in "fc"]
+
+
+def auto_step(x: np.ndarray) -> np.ndarray:
+    """The ``eps="auto"`` base step per element: ``finfo(dtype).eps ** (1/5) * max(1, |x|)``.
+
+    The fifth root balances the O(h⁴) truncation error of one Richardson step against rounding noise.
+
+    Example:
+        >>> float(auto_step(np.zeros(1, np.float64))[0]) < float(auto_step(np.zeros(1, np.float32))[0])
+        True
+    """
+    return float(np.finfo(x.dtype).eps) ** 0.2 * np.maximum(1.0, np.abs(x.astype(np.float64)))
+
+
+def _central(shifted: _Shifted, h: float) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Central difference at step ``h`` and its rounding noise, both in float64."""
+    plus, minus = shifted(h), shifted(-h)
+    values, noise = [], []
+    for p, m in zip(plus, minus):
+        p64, m64 = p.astype(np.float64), m.astype(np.float64)
+        values.append((p64 - m64) / (2 * h))
+        noise.append(float(np.finfo(p.dtype).eps) * np.maximum(np.abs(p64), np.abs(m64)) / h)
+    return values, noise
+
+
+def _derivative(shifted: _Shifted, h: float, auto: bool) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The derivative along the shift and an error estimate (zero for a fixed step, as PyTorch)."""
+    d1, noise = _central(shifted, h)
+    if not auto:
+        return d1, [np.zeros_like(d) for d in d1]
+    d2, _ = _central(shifted, h / 2)
+    d4, _ = _central(shifted, h / 4)
+    # two Richardson extrapolations cancel the h² term; their gap bounds the error of the first one
+    r1 = [(4 * b - a) / 3 for a, b in zip(d1, d2)]
+    r2 = [(4 * b - a) / 3 for a, b in zip(d2, d4)]
+    return r2, [np.abs(b - a) + 4 * n for a, b, n in zip(r1, r2, noise)]
+
+
+def _column_shift(func: Callable[..., Any], inputs: Sequence[Any], flat: np.ndarray, k: int) -> _Shifted:
+    """Evaluate ``func`` with element ``k`` of ``flat`` moved by ``t`` (and put back)."""
+    def shifted(t: float) -> list[np.ndarray]:
+        orig = flat[k].copy()
+        flat[k] = orig + t
+        try:
+            return evaluate(func, inputs)
+        finally:
+            flat[k] = orig
+    return shifted
+
+
+def _flat(inputs: Sequence[Any], index: int) -> np.ndarray:
+    flat = inputs[index].data.reshape(-1)
+    if flat.size and not np.shares_memory(flat, inputs[index].data):
+        raise ValueError(f"input {index} must be contiguous to be perturbed in place")
+    return flat
+
+
+def jacobian_fd(func: Callable[..., Any], inputs: Sequence[Any], index: int,
+                eps: Step = 1e-6) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The Jacobians of every output w.r.t. ``inputs[index]`` by central differences, one column per element.
+
+    Args:
+        func: the function; its floating-point Tensor outputs are differentiated.
+        inputs: its arguments; ``inputs[index]`` is a contiguous Tensor, perturbed in place and restored.
+        index: which argument to perturb.
+        eps: the step, or ``"auto"``.
+
+    Returns:
+        ``(jacobians, errors)``: per output a float64 ``(out.size, in.size)`` matrix and an error estimate.
+
+    Example:
+        >>> import funcgrad as fg
+        >>> x = fg.tensor([1.0, 2.0])
+        >>> jac, _ = jacobian_fd(lambda t: t * t, (x,), 0)
+        >>> np.round(jac[0], 6)
+        array([[2., 0.],
+               [0., 4.]])
+    """
+    flat = _flat(inputs, index)
+    steps = auto_step(flat) if eps == "auto" else np.full(flat.size, float(eps))
+    columns = [_derivative(_column_shift(func, inputs, flat, k), float(steps[k]), eps == "auto")
+               for k in range(flat.size)]
+    sizes = [o.size for o in evaluate(func, inputs)]
+    return ([np.stack([c[0][j] for c in columns], axis=1) if columns else np.zeros((n, 0))
+             for j, n in enumerate(sizes)],
+            [np.stack([c[1][j] for c in columns], axis=1) if columns else np.zeros((n, 0))
+             for j, n in enumerate(sizes)])
+
+
+def jvp_fd(func: Callable[..., Any], inputs: Sequence[Any], index: int, u: np.ndarray,
+           eps: Step = 1e-6) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """``J u`` for every output, with one directional central difference along ``u`` in ``inputs[index]``.
+
+    Example:
+        >>> import funcgrad as fg
+        >>> x = fg.tensor([1.0, 2.0])
+        >>> jvp, _ = jvp_fd(lambda t: t * t, (x,), 0, np.array([1.0, 1.0]))
+        >>> np.round(jvp[0], 6)
+        array([2., 4.])
+    """
+    x = inputs[index].data
+    orig = x.copy()
+    h = float(auto_step(np.array([np.abs(orig).max(initial=0.0)], orig.dtype))[0]) if eps == "auto" else float(eps)
+
+    def shifted(t: float) -> list[np.ndarray]:
+        x[...] = orig + t * u.reshape(x.shape)
+        try:
+            return evaluate(func, inputs)
+        finally:
+            x[...] = orig
+
+    return _derivative(shifted, h, eps == "auto")
+
+
+def derivative_jumps(func: Callable[..., Any], inputs: Sequence[Any], index: int, k: int,
+                     h: float) -> list[np.ndarray]:
+    """Jumps in the derivative of every output along element ``k`` of ``inputs[index]`` within ``h``.
+
+    The gap between the forward and backward one-sided differences is about ``h f''`` for a smooth function,
+    so it halves with the step; when the stencil straddles a kink it stays at the jump. An element whose gap
+    does not shrink (and rises above the rounding noise) reports its gap; the others report 0.
+
+    Example:
+        >>> import funcgrad as fg
+        >>> x = fg.tensor([1e-7, 1.0])
+        >>> [round(float(j), 1) for j in derivative_jumps(lambda t: fg.abs(t), (x,), 0, 0, 1e-6)[0]]
+        [1.6, 0.0]
+    """
+    shifted = _column_shift(func, inputs, _flat(inputs, index), k)
+    centre = shifted(0.0)
+
+    def gap(step: float) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        plus, minus = shifted(step), shifted(-step)
+        gaps = [(p.astype(np.float64) - 2 * c.astype(np.float64) + m.astype(np.float64)) / step
+                for p, c, m in zip(plus, centre, minus)]
+        noise = [4 * float(np.finfo(c.dtype).eps) * np.abs(c.astype(np.float64)) / step for c in centre]
+        return gaps, noise
+
+    (big, _), (small, noise) = gap(h), gap(h / 2)
+    return [np.where((np.abs(s) > 0.75 * np.abs(b)) & (np.abs(s) > 8 * n), s, 0.0)
+            for b, s, n in zip(big, small, noise)]
