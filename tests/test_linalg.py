@@ -1,0 +1,218 @@
+"""funcgrad.linalg: analytic gradients, sign-invariant checks of decompositions, batched VJPs, errors.
+
+The op table test (tests/ops/test_table.py) already runs gradcheck and gradgradcheck on every
+sample; this file checks what those samples cannot: known closed forms, functions of eigh/svd/qr
+outputs that do not depend on sign choices, ``is_grads_batched`` and the error messages.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import funcgrad as fg
+import funcgrad.linalg as LA
+from funcgrad.check import gradcheck, gradgradcheck
+from tests.ops.samples_linalg import SPD, D, W
+
+rng = np.random.default_rng(7)
+
+
+def leaf(a: np.ndarray) -> fg.Tensor:
+    return fg.tensor(a, requires_grad=True)
+
+
+def grad_of(f: Callable[[fg.Tensor], fg.Tensor], a: np.ndarray) -> np.ndarray:
+    x = leaf(a)
+    (g,) = fg.autograd.grad(fg.sum(f(x)), x)
+    return np.asarray(g)
+
+
+# ----- closed forms ---------------------------------------------------------------------------
+def test_det_gradient_is_det_times_inverse_transpose() -> None:
+    a = W(2, 3, 3)
+    expected = np.linalg.det(a)[:, None, None] * np.swapaxes(np.linalg.inv(a), -1, -2)
+    np.testing.assert_allclose(grad_of(LA.det, a), expected, rtol=1e-10)
+
+
+def test_logabsdet_gradient_is_inverse_transpose() -> None:
+    a = -W(3, 3)
+    sign, logabsdet = np.linalg.slogdet(a)
+    out = LA.slogdet(leaf(a))
+    np.testing.assert_allclose(out[0].data, sign)
+    np.testing.assert_allclose(out[1].data, logabsdet)
+    np.testing.assert_allclose(grad_of(lambda x: LA.slogdet(x)[1], a), np.linalg.inv(a).T, rtol=1e-10)
+
+
+@pytest.mark.parametrize("b_shape", [(3,), (3, 2), (2, 3), (4, 2, 3, 2)])
+def test_solve_matches_inverse_times_b(b_shape: tuple[int, ...]) -> None:
+    a, b = W(2, 3, 3), rng.standard_normal(b_shape)
+    A, B = leaf(a), leaf(b)
+    vector = b.ndim == 1 or b.shape == a.shape[:-1]
+    via_inv = fg.matmul(LA.inv(A), B[..., None] if vector else B)
+    expected = via_inv[..., 0] if vector else via_inv
+    X = LA.solve(A, B)
+    np.testing.assert_allclose(X.data, expected.data, rtol=1e-10)
+    grads = fg.autograd.grad(fg.sum(X * X), (A, B))
+    expected_grads = fg.autograd.grad(fg.sum(expected * expected), (A, B))
+    for g, e in zip(grads, expected_grads):
+        np.testing.assert_allclose(g.data, e.data, rtol=1e-9, atol=1e-12)
+
+
+def test_eigh_and_cholesky_through_a_symmetric_input() -> None:
+    """sum(eigvals(X X^T)) = trace(X X^T) and logdet(X X^T) = 2 sum(log diag(chol)): gradients 2X and 2 X^-T."""
+    x = W(3, 3)
+    np.testing.assert_allclose(grad_of(lambda X: LA.eigh(X @ X.mT)[0], x), 2 * x, rtol=1e-9)
+    logdet = grad_of(lambda X: 2 * fg.log(fg.sum(LA.cholesky(X @ X.mT) * np.eye(3), -1)), x)
+    np.testing.assert_allclose(logdet, 2 * np.linalg.inv(x).T, rtol=1e-9)
+
+
+def test_eigh_and_cholesky_gradients_live_on_the_lower_triangle() -> None:
+    a = SPD(3, 3)
+    for f in (lambda X: LA.eigh(X)[1] ** 3, lambda X: LA.cholesky(X) ** 3):
+        assert np.all(np.triu(grad_of(f, a), 1) == 0)
+
+
+def test_singular_values_and_nuclear_norm_gradients() -> None:
+    a = D(4, 3)
+    u, _, vh = np.linalg.svd(a, full_matrices=False)
+    np.testing.assert_allclose(grad_of(lambda X: LA.matrix_norm(X, "nuc"), a), u @ vh, rtol=1e-9)
+    np.testing.assert_allclose(grad_of(lambda X: LA.norm(X, 2), a), np.outer(u[:, 0], vh[0]), rtol=1e-9)
+
+
+# ----- decompositions: functions that do not depend on sign choices ---------------------------
+def _svd_reconstruction(full_matrices: bool) -> Callable[[fg.Tensor], fg.Tensor]:
+    def f(X: fg.Tensor) -> fg.Tensor:
+        U, S, Vh = LA.svd(X, full_matrices=full_matrices)
+        k = S.shape[-1]
+        return fg.matmul(U[..., :k] * S[..., None, :], Vh[..., :k, :])
+    return f
+
+
+def _eigh_parts(X: fg.Tensor) -> fg.Tensor:
+    L, V = LA.eigh(X)
+    return fg.matmul(V * L[..., None, :] ** 2, V.mT) + fg.abs(V)
+
+
+def _qr_parts(X: fg.Tensor) -> fg.Tensor:
+    Q, R = LA.qr(X)
+    return fg.matmul(Q, R) + fg.sum(fg.abs(Q), -1, True) + fg.sum(fg.abs(R))
+
+
+def _svd_parts(X: fg.Tensor) -> fg.Tensor:
+    U, S, Vh = LA.svd(X, full_matrices=False)
+    return fg.sum(fg.abs(U), -1) * fg.sum(S ** 2) + fg.sum(fg.abs(Vh))
+
+
+INVARIANT = [
+    pytest.param(_svd_reconstruction(False), D(4, 3), id="svd-reduced-tall"),
+    pytest.param(_svd_reconstruction(False), D(2, 3, 5), id="svd-reduced-wide"),
+    pytest.param(_svd_reconstruction(True), D(3, 3), id="svd-full-square"),
+    pytest.param(_svd_parts, D(2, 4), id="svd-abs"),
+    pytest.param(_eigh_parts, SPD(2, 3, 3), id="eigh"),
+    pytest.param(_qr_parts, D(4, 3), id="qr-tall"),
+    pytest.param(_qr_parts, D(2, 3, 4), id="qr-wide"),
+]
+
+
+@pytest.mark.parametrize("f,a", INVARIANT)
+def test_invariant_functions_of_decompositions(f: Callable[[fg.Tensor], fg.Tensor], a: np.ndarray) -> None:
+    assert gradcheck(f, (leaf(a),))
+    assert gradgradcheck(f, (leaf(a),))
+
+
+@pytest.mark.parametrize("shape", [(4, 2), (2, 4)])
+def test_svd_full_matrices_ignores_the_extra_columns(shape: tuple[int, int]) -> None:
+    """As torch: with full_matrices=True on a non-square A only the first min(m, n) vectors get gradients."""
+    a = D(*shape)
+    np.testing.assert_allclose(grad_of(_svd_reconstruction(True), a), grad_of(_svd_reconstruction(False), a))
+    assert gradcheck(_svd_reconstruction(True), (leaf(a),))
+
+
+# ----- batched gradients ------------------------------------------------------------------------
+BATCHED = [
+    pytest.param(LA.inv, (W(2, 3, 3),), id="inv"),
+    pytest.param(LA.det, (W(2, 3, 3),), id="det"),
+    pytest.param(LA.slogdet, (W(3, 3),), id="slogdet"),
+    pytest.param(LA.solve, (W(2, 3, 3), rng.standard_normal(3)), id="solve-vector"),
+    pytest.param(LA.solve, (W(3, 3), rng.standard_normal((2, 3, 2))), id="solve-matrix"),
+    pytest.param(LA.cholesky, (SPD(2, 3, 3),), id="cholesky"),
+    pytest.param(LA.qr, (D(2, 4),), id="qr"),
+    pytest.param(LA.eigh, (SPD(3, 3),), id="eigh"),
+    pytest.param(lambda X: LA.svd(X, full_matrices=False), (D(2, 4, 3),), id="svd"),
+    pytest.param(LA.svdvals, (D(3, 4),), id="svdvals"),
+    pytest.param(LA.pinv, (D(4, 3),), id="pinv"),
+    pytest.param(lambda x: LA.vector_norm(x, 3, 1), (rng.standard_normal((2, 3)),), id="vector_norm"),
+]
+
+
+@pytest.mark.parametrize("f,arrays", BATCHED)
+def test_batched_gradients_equal_stacked_single_ones(f: Callable[..., Any], arrays: tuple[np.ndarray, ...]) -> None:
+    inputs = tuple(leaf(a) for a in arrays)
+    out = f(*inputs)
+    outs = out if isinstance(out, tuple) else (out,)
+    vs = tuple(rng.standard_normal((4,) + o.shape) for o in outs)
+    batched = fg.autograd.grad(outs, inputs, vs, retain_graph=True, is_grads_batched=True)
+    for i in range(4):
+        single = fg.autograd.grad(outs, inputs, tuple(v[i] for v in vs), retain_graph=True)
+        for b, s in zip(batched, single):
+            np.testing.assert_allclose(b.data[i], s.data, rtol=1e-9, atol=1e-12)
+
+
+# ----- errors -----------------------------------------------------------------------------------
+SINGULAR = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])
+NOT_PD = np.array([[1.0, 2.0], [2.0, 1.0]])
+
+
+@pytest.mark.parametrize("f,a,message", [
+    (LA.inv, SINGULAR, "linalg.inv: The diagonal element 3 is zero, the inversion could not be completed "
+                       "because the input matrix is singular."),
+    (LA.inv, np.stack([np.eye(3), SINGULAR]), "linalg.inv: (Batch element 1): The diagonal element 3 is zero"),
+    (lambda a: LA.solve(a, np.ones(3)), SINGULAR,
+     "torch.linalg.solve: The solver failed because the input matrix is singular."),
+    (LA.cholesky, NOT_PD, "linalg.cholesky: The factorization could not be completed because the input is not "
+                          "positive-definite (the leading minor of order 2 is not positive-definite)."),
+    (LA.cholesky, np.stack([np.eye(2), NOT_PD]), "linalg.cholesky: (Batch element 1): The factorization"),
+])
+def test_singular_and_indefinite_inputs_raise(f: Callable[..., Any], a: np.ndarray, message: str) -> None:
+    with pytest.raises(LA.LinAlgError) as info:
+        f(leaf(a))
+    assert str(info.value).startswith(message)
+    assert isinstance(info.value, RuntimeError) and isinstance(info.value, np.linalg.LinAlgError)
+
+
+@pytest.mark.parametrize("f", [LA.inv, LA.det, LA.slogdet, LA.cholesky, LA.eigh])
+def test_non_square_input_raises(f: Callable[..., Any]) -> None:
+    name = f.__name__.replace("_", ".")
+    with pytest.raises(RuntimeError, match=f"{name}: A must be batches of square matrices, but they are 2 by 3"):
+        f(np.ones((2, 3)))
+    with pytest.raises(RuntimeError, match="must have at least 2 dimensions"):
+        f(np.ones(3))
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: LA.solve(np.eye(3), np.ones(4)),
+     r"Incompatible shapes of A and B for the equation AX = B \(3x3 and 4x1\)"),
+    (lambda: LA.norm(np.ones((2, 2, 2)), 2), "If dim is not specified but ord is, the input must be 1D or 2D. Got 3D"),
+    (lambda: LA.norm(np.ones((2, 2, 2)), dim=(0, 1, 2)), "dim is specified, it must be of length 1 or 2"),
+    (lambda: LA.matrix_norm(np.ones((2, 2)), 3), "linalg.matrix_norm: Order 3 not supported"),
+    (lambda: LA.matrix_norm(np.ones(2)), "must have at least 2 dimensions"),
+    (lambda: LA.matrix_norm(np.ones((2, 2)), dim=0), "dim must be a 2-tuple"),
+])
+def test_bad_arguments_raise(call: Callable[[], Any], message: str) -> None:
+    with pytest.raises(RuntimeError, match=message):
+        call()
+
+
+def test_vector_norm_rejects_matrix_orders() -> None:
+    with pytest.raises(TypeError, match="ord must be a number"):
+        LA.vector_norm(np.ones(3), "fro")
+
+
+def test_names_follow_torch() -> None:
+    A = leaf(W(3, 3))
+    assert LA.inv(A).grad_fn.name() == "LinalgInvBackward0"
+    assert LA.norm(A).grad_fn.name() == "LinalgVectorNormBackward0"
+    assert not isinstance(LA.det(W(3, 3)), fg.Tensor)
