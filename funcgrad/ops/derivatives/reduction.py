@@ -15,8 +15,8 @@ from funcgrad.ops import formulas as R
 from funcgrad.ops import kernels as K
 from funcgrad.ops.registry import LINEAR, composite, defop, nondiff
 
-_Extremes = namedtuple("max", ["values", "indices"])  # as torch.return_types.max
-_Minima = namedtuple("min", ["values", "indices"])
+_MaxResult = namedtuple("max", ["values", "indices"])  # as torch.return_types.max
+_MinResult = namedtuple("min", ["values", "indices"])
 
 
 def _dims(dim, ndim):
@@ -151,6 +151,11 @@ def _spread_to_extremes(g, x, out, dim, keepdim):
     return R.unreduce(g, x.shape, dim, keepdim) * hit / F.sum(hit, dim, True)
 
 
+def _logsumexp_grad(g, x, out, dim, keepdim):
+    """d logsumexp(x) / dx_i = exp(x_i - logsumexp(x))."""
+    return R.unreduce(g, x.shape, dim, keepdim) * F.exp(x - R.unreduce(out, x.shape, dim, keepdim))
+
+
 def _others_product(x, dim):
     """prod_{j != i} x_j within each reduced group: the exclusive running products from the left
     times those from the right. No division by x, so zeros are right at every order."""
@@ -211,13 +216,13 @@ def _norm_grad(g, x, out, p, dim, keepdim):
 
 # ----- sums and moments -----------------------------------------------------------------------
 sum_to = defop("sum_to", K.sum_to, x=lambda g, x_shape, shape: R.expand_to(g, shape, x_shape), jvp=LINEAR)
-sum    = defop("sum",    _sum,     x=lambda g, x_shape, dim, keepdim: R.unreduce(g, x_shape, dim, keepdim),
-               jvp=LINEAR)
-mean   = defop("mean",   _mean,    x=lambda g, x_shape, dim, keepdim: R.unreduce(g, x_shape, dim, keepdim) / R.count(x_shape, dim),
-               jvp=LINEAR)
+sum    = defop("sum",    _sum,     x=lambda g, x_shape, dim, keepdim: R.unreduce(g, x_shape, dim, keepdim), jvp=LINEAR)
+mean   = defop("mean",   _mean,
+               x=lambda g, x_shape, dim, keepdim: R.unreduce(g, x_shape, dim, keepdim) / R.count(x_shape, dim), jvp=LINEAR)
 var    = defop("var",    _var,     x=_var_grad)
 std    = defop("std",    _std,     x=_std_grad)    # 0 where std == 0, as torch
-prod   = defop("prod",   _prod,    x=lambda g, x, dim, keepdim: R.unreduce(g, x.shape, dim, keepdim) * _others_product(x, dim))
+prod   = defop("prod",   _prod,
+               x=lambda g, x, dim, keepdim: R.unreduce(g, x.shape, dim, keepdim) * _others_product(x, dim))
 
 # ----- extremes -------------------------------------------------------------------------------
 amax   = defop("amax",   _amax,    x=_spread_to_extremes)  # ties share g evenly, as torch
@@ -226,18 +231,24 @@ argmax = nondiff("argmax", _argmax)
 argmin = nondiff("argmin", _argmin)
 
 # ----- smooth reductions, scans and normalizations --------------------------------------------
-logsumexp   = defop("logsumexp",   _logsumexp,   x=lambda g, x, out, dim, keepdim: R.unreduce(g, x.shape, dim, keepdim) * F.exp(x - R.unreduce(out, x.shape, dim, keepdim)))
-cumsum      = defop("cumsum",      _cumsum,      x=lambda g, x_shape, dim: _reverse_cumsum(g, _dims_from_end(dim, len(x_shape))), jvp=LINEAR)
+logsumexp   = defop("logsumexp",   _logsumexp,   x=_logsumexp_grad)
+cumsum      = defop("cumsum",      _cumsum,
+                    x=lambda g, x_shape, dim: _reverse_cumsum(g, _dims_from_end(dim, len(x_shape))), jvp=LINEAR)
 cumprod     = defop("cumprod",     _cumprod,     x=_cumprod_grad)
 norm        = defop("norm",        _norm,        x=_norm_grad)     # 0 where the norm is 0, as torch
-softmax     = defop("softmax",     _softmax,     x=lambda g, out, dim: out * (g - F.sum(g * out, _dims_from_end(dim, out.ndim), True)))
-log_softmax = defop("log_softmax", _log_softmax, x=lambda g, out, dim: g - F.exp(out) * F.sum(g, _dims_from_end(dim, out.ndim), True))
+softmax     = defop("softmax",     _softmax,
+                    x=lambda g, out, dim: out * (g - F.sum(g * out, _dims_from_end(dim, out.ndim), True)))
+log_softmax = defop("log_softmax", _log_softmax,
+                    x=lambda g, out, dim: g - F.exp(out) * F.sum(g, _dims_from_end(dim, out.ndim), True))
 
 
 # ----- max and min: values, (values, indices) or the elementwise extreme ------------------------
 def _extremes(x, dim, keepdim, other, full, arg, pairwise, result):
-    if other is not None or not (dim is None or isinstance(dim, int | np.integer)):
-        return pairwise(x, dim if other is None else other)
+    """The body of max and min: ``full`` over all dims, ``result(values, indices)`` along ``dim``, or ``pairwise``."""
+    if other is None and not (dim is None or isinstance(dim, int | np.integer)):
+        other = dim  # max(x, other_tensor)
+    if other is not None:
+        return pairwise(x, other)
     if dim is None:
         return full(x)
     indices = arg(x, dim, True)
@@ -262,11 +273,11 @@ def max(x: Any, dim: Any = None, keepdim: bool = False, *, other: Any = None) ->
         >>> fg.max(fg.tensor([[1.0, 5.0], [7.0, 2.0]]), dim=1)
         max(values=tensor([5., 7.]), indices=tensor([1, 0]))
     """
-    return _extremes(x, dim, keepdim, other, amax, argmax, F.maximum, _Extremes)
+    return _extremes(x, dim, keepdim, other, amax, argmax, F.maximum, _MaxResult)
 
 
 @composite
 def min(x: Any, dim: Any = None, keepdim: bool = False, *, other: Any = None) -> Any:  # noqa: A001
     """The smallest value, as torch.min: ``min(x)``, ``min(x, dim, keepdim)`` -> ``(values, indices)``
     or ``min(x, other)`` -> ``minimum(x, other)``; see ``max``."""
-    return _extremes(x, dim, keepdim, other, amin, argmin, F.minimum, _Minima)
+    return _extremes(x, dim, keepdim, other, amin, argmin, F.minimum, _MinResult)

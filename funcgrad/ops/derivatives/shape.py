@@ -124,7 +124,7 @@ def _broadcast_to(x, shape):
 
 def _expand(x, sizes):
     """``x`` broadcast to ``sizes``, where -1 keeps a size (a read-only view)."""
-    return np.broadcast_to(x, _expanded_shape(np.shape(x), tuple(sizes)))
+    return np.broadcast_to(x, _expanded_shape(np.shape(x), _tuple(sizes)))
 
 
 def _permute(x, dims):
@@ -154,6 +154,7 @@ def _diagonal(x, offset=0, dim1=0, dim2=1):
 
 def _repeat(x, sizes):
     """``x`` tiled ``sizes[i]`` times along dim i; extra leading sizes add dims (a copy)."""
+    sizes = _tuple(sizes)
     if len(sizes) < np.ndim(x):
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions "
                            "of tensor")
@@ -209,9 +210,21 @@ def _reshape_back(g, x_shape, out_ndim):
     return F.reshape(g, _batch(g, out_ndim) + tuple(x_shape))
 
 
+def _permute_grad(g, x_shape, dims):
+    """The inverse permutation of g's trailing dims (its batch dims stay in front)."""
+    return F.permute(g, R.from_end(np.argsort([d % len(x_shape) for d in dims]), len(x_shape), g))
+
+
+def _movedim_grad(g, x_shape, source, destination):
+    """Move g's dims back from ``destination`` to ``source`` (counted from the end, past batch dims)."""
+    n = len(x_shape)
+    return F.movedim(g, R.from_end(_tuple(destination), n), R.from_end(_tuple(source), n))
+
+
 def _repeat_grad(g, x_shape, sizes):
     """Sum g over the copies: (*batch, r_0 n_0, ..., r_k n_k) -> (*batch, r_0, n_0, ..., r_k, n_k),
     summed over the r_i, -> (*batch, *x_shape)."""
+    sizes = _tuple(sizes)
     k = len(sizes)
     padded = (1,) * (k - len(x_shape)) + tuple(x_shape)
     batch = _batch(g, k)
@@ -244,20 +257,27 @@ def _diag_grad(g, x_shape, diagonal):
 
 
 # ----- reshaping views ------------------------------------------------------------------------
-reshape   = defop("reshape",   _reshape,   x=lambda g, x_shape, shape: _reshape_back(g, x_shape, len(_tuple(shape))), jvp=LINEAR, view=True)
-view      = defop("view",      _view,      x=lambda g, x_shape, shape: _reshape_back(g, x_shape, len(_tuple(shape))), jvp=LINEAR, view=True)
-flatten   = defop("flatten",   _flatten,   x=lambda g, x_shape, start_dim, end_dim: _reshape_back(g, x_shape, len(_flat_shape(x_shape, start_dim, end_dim))), jvp=LINEAR, view=True)
-unflatten = defop("unflatten", _unflatten, x=lambda g, x_shape, dim, sizes: _reshape_back(g, x_shape, len(x_shape) - 1 + len(sizes)), jvp=LINEAR, view=True)
-squeeze   = defop("squeeze",   _squeeze,   x=lambda g, x_shape, dim: _reshape_back(g, x_shape, len(_squeezed_shape(x_shape, dim))), jvp=LINEAR, view=True)
-unsqueeze = defop("unsqueeze", _unsqueeze, x=lambda g, x_shape: _reshape_back(g, x_shape, len(x_shape) + 1), jvp=LINEAR, view=True)
+reshape   = defop("reshape",   _reshape,   view=True,
+                  x=lambda g, x_shape, shape: _reshape_back(g, x_shape, len(_tuple(shape))), jvp=LINEAR)
+view      = defop("view",      _view,      view=True,
+                  x=lambda g, x_shape, shape: _reshape_back(g, x_shape, len(_tuple(shape))), jvp=LINEAR)
+flatten   = defop("flatten",   _flatten,   view=True,
+                  x=lambda g, x_shape, start_dim, end_dim: _reshape_back(g, x_shape, len(_flat_shape(x_shape, start_dim, end_dim))), jvp=LINEAR)
+unflatten = defop("unflatten", _unflatten, view=True,
+                  x=lambda g, x_shape, dim, sizes: _reshape_back(g, x_shape, len(x_shape) - 1 + len(sizes)), jvp=LINEAR)
+squeeze   = defop("squeeze",   _squeeze,   view=True,
+                  x=lambda g, x_shape, dim: _reshape_back(g, x_shape, len(_squeezed_shape(x_shape, dim))), jvp=LINEAR)
+unsqueeze = defop("unsqueeze", _unsqueeze, view=True,
+                  x=lambda g, x_shape: _reshape_back(g, x_shape, len(x_shape) + 1), jvp=LINEAR)
 
 # ----- broadcasting and reordering views --------------------------------------------------------
-broadcast_to = defop("broadcast_to", _broadcast_to, x=lambda g: g, jvp=LINEAR, view=True)  # the engine sums g back to x's shape
-expand       = defop("expand",       _expand,       x=lambda g: g, jvp=LINEAR, view=True)
-permute      = defop("permute",      _permute,      x=lambda g, x_shape, dims: F.permute(g, R.from_end(np.argsort([d % len(x_shape) for d in dims]), len(x_shape), g)), jvp=LINEAR, view=True)
-transpose    = defop("transpose",    _transpose,    x=lambda g, x_shape, dim0, dim1: F.transpose(g, *R.from_end((dim0, dim1), len(x_shape))), jvp=LINEAR, view=True)
-movedim      = defop("movedim",      _movedim,      x=lambda g, x_shape, source, destination: F.movedim(g, R.from_end(_tuple(destination), len(x_shape)), R.from_end(_tuple(source), len(x_shape))), jvp=LINEAR, view=True)
-diagonal     = defop("diagonal",     _diagonal,     x=_diagonal_grad, jvp=LINEAR, view=True)
+broadcast_to = defop("broadcast_to", _broadcast_to, view=True, x=lambda g: g, jvp=LINEAR)  # the engine sums g back to x's shape
+expand       = defop("expand",       _expand,       view=True, x=lambda g: g, jvp=LINEAR)
+permute      = defop("permute",      _permute,      view=True, x=_permute_grad, jvp=LINEAR)
+transpose    = defop("transpose",    _transpose,    view=True,
+                     x=lambda g, x_shape, dim0, dim1: F.transpose(g, *R.from_end((dim0, dim1), len(x_shape))), jvp=LINEAR)
+movedim      = defop("movedim",      _movedim,      view=True, x=_movedim_grad, jvp=LINEAR)
+diagonal     = defop("diagonal",     _diagonal,     view=True, x=_diagonal_grad, jvp=LINEAR)
 
 # ----- copies ---------------------------------------------------------------------------------
 repeat = defop("repeat", _repeat, x=_repeat_grad, jvp=LINEAR)
