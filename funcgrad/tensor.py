@@ -132,6 +132,8 @@ class Tensor:
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place and return self."""
+        if self.grad_fn is not None and requires_grad:
+            return self  # a non-leaf already requires grad; only False is an error, as torch
         self.requires_grad = requires_grad
         return self
 
