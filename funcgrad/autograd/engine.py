@@ -57,10 +57,10 @@ def _sum_to(grad: Any, shape: tuple[int, ...], batch: int) -> Any:
 
 
 def _cast(grad: Any, dtype: np.dtype) -> Any:
-    """A recorded cast of a Tensor gradient (create_graph): ``copy`` into a target of that dtype."""
-    from funcgrad.ops import copy
+    """A gradient cast to its input's dtype (recorded when it is a Tensor, under create_graph)."""
+    from funcgrad.ops import to_copy
 
-    return copy(np.broadcast_to(np.zeros((), dtype), grad.shape), grad)
+    return to_copy(grad, dtype)
 
 
 def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Sequence[Any] | None = None,
@@ -132,7 +132,7 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
                 if (g.shape[batch:] if batch else g.shape) != shape:
                     g = _sum_to(g, shape, batch)
                 if g.dtype != dtype:
-                    g = g.astype(dtype) if type(g) is np.ndarray else _cast(g, dtype)
+                    g = _cast(g, dtype)
                 if nxt._n_outputs == 1 and nxt not in slots:
                     slots[nxt] = [g]
                 else:
