@@ -216,3 +216,10 @@ def test_names_follow_torch() -> None:
     assert LA.inv(A).grad_fn.name() == "LinalgInvBackward0"
     assert LA.norm(A).grad_fn.name() == "LinalgVectorNormBackward0"
     assert not isinstance(LA.det(W(3, 3)), fg.Tensor)
+
+
+def test_det_gradient_at_a_singular_matrix_says_it_is_not_implemented() -> None:
+    A = leaf(SINGULAR)
+    out = LA.det(A)
+    with pytest.raises(NotImplementedError, match="linalg.det: the derivative at an exactly singular matrix"):
+        out.backward()

@@ -203,9 +203,24 @@ def _columns(X, start, stop):
 
 
 # ----- rules --------------------------------------------------------------------------------
+def _scaled_inv_t(scale, A, op):
+    """scale[..., None, None] * A^{-T}, saying clearly when A is singular."""
+    try:
+        A_inv = linalg_inv(A)
+    except LinAlgError:
+        raise NotImplementedError(f"{op}: the derivative at an exactly singular matrix is not implemented "
+                                  f"(it needs A^-1); perturb A or differentiate elsewhere") from None
+    return F.reshape(scale, tuple(np.shape(scale)) + (1, 1)) * _mT(A_inv)
+
+
 def det_grad(g, A, out):
     """d det(A)/dA = det(A) A^{-T} (A nonsingular)."""
-    return F.reshape(g * out, tuple(np.shape(g)) + (1, 1)) * _mT(linalg_inv(A))
+    return _scaled_inv_t(g * out, A, "linalg.det")
+
+
+def slogdet_grad(g, A):
+    """d log|det A|/dA = A^{-T}; the sign is piecewise constant, so it adds nothing."""
+    return _scaled_inv_t(g[1], A, "linalg.slogdet")
 
 
 def solve_B_grad(g, A, B_shape):
@@ -319,7 +334,7 @@ def vector_norm_grad(g, x, out, ord, dim, keepdim):  # noqa: A002
 # ----- the table ------------------------------------------------------------------------------
 linalg_inv      = defop("linalg_inv",      _inv,      A=lambda g, out: -(_mT(out) @ g @ _mT(out)))
 linalg_det      = defop("linalg_det",      _det,      A=det_grad)
-linalg_slogdet  = defop("linalg_slogdet",  _slogdet,  A=lambda g, A: det_grad(g[1], A, 1.0), multi_output=True)  # sign: 0
+linalg_slogdet  = defop("linalg_slogdet",  _slogdet,  A=slogdet_grad, multi_output=True)
 linalg_solve    = defop("linalg_solve",    _solve,    A=solve_A_grad, B=solve_B_grad)
 linalg_cholesky = defop("linalg_cholesky", _cholesky, A=cholesky_grad)
 linalg_qr       = defop("linalg_qr",       _qr,       A=qr_grad, multi_output=True)
