@@ -8,7 +8,7 @@ Example:
     >>> g, fg.autograd.grad(g, x)[0]
     (tensor(12., grad_fn=<MulBackward0>), tensor(12.))
 """
-from funcgrad import autograd, check
+from funcgrad import autograd, check, linalg
 from funcgrad.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -18,12 +18,15 @@ from funcgrad.autograd.grad_mode import (
 )
 from funcgrad.creation import *  # noqa: F403
 from funcgrad.creation import __all__ as _creation_all
-from funcgrad.ops import *  # noqa: F403
-from funcgrad.ops import __all__ as _ops_all
+from funcgrad import ops as _ops
 from funcgrad.tensor import Tensor, _install_methods
 
 _install_methods()
 
-__all__ = ["Tensor", "autograd", "check", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+# the table's linalg_* entries are public as funcgrad.linalg.<torch name>, not at the top level
+_ops_all = [name for name in _ops.__all__ if not name.startswith("linalg_")]
+globals().update({name: getattr(_ops, name) for name in _ops_all})
+
+__all__ = ["Tensor", "autograd", "check", "linalg", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", *_creation_all, *_ops_all]
 __version__ = "0.1.0"
