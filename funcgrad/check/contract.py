@@ -1,0 +1,163 @@
+"""``check_function``: check a custom ``Function``'s whole contract, not only its numbers.
+
+Beyond ``gradcheck``/``gradgradcheck`` (values, reentrancy, undefined grads, second order) it calls ``backward``
+directly to see what it really returns (count, shapes, dtypes), re-checks with each input alone requiring grad
+(``needs_input_grad``), and watches the forward for in-place changes that were not declared with ``mark_dirty``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from funcgrad.autograd import Function
+from funcgrad.check.gradcheck import gradcheck, gradgradcheck
+from funcgrad.check.numerical import Step
+from funcgrad.check.report import GradcheckError
+from funcgrad.tensor import Tensor
+
+__all__ = ["check_function"]
+
+_ONCE = "once_differentiable"
+
+
+def _fail(name: str, message: str, input_index: int | None = None) -> GradcheckError:
+    return GradcheckError("function contract", f"{name}: {message}", input_index=input_index)
+
+
+def _tensor_outputs(result: Any) -> tuple[Any, ...]:
+    return result if isinstance(result, tuple) else (result,)
+
+
+def _clone_inputs(inputs: tuple[Any, ...], needs: set[int]) -> tuple[Any, ...]:
+    """Fresh copies; those in ``needs`` are non-leaves requiring grad, so an in-place forward is allowed."""
+    return tuple((Tensor(a.data.copy(), requires_grad=True) * 1.0 if i in needs else Tensor(a.data.copy()))
+                 if isinstance(a, Tensor) else a for i, a in enumerate(inputs))
+
+
+def _check_forward(function: type[Function], inputs: tuple[Any, ...], needs: set[int]) -> None:
+    """An input changed by the forward must be returned as itself, which only ``mark_dirty`` allows."""
+    name = function.__name__
+    args = _clone_inputs(inputs, needs)
+    before = [a.data.copy() if isinstance(a, Tensor) else None for a in args]
+    outputs = _tensor_outputs(function.apply(*args))
+    for i, (a, b) in enumerate(zip(args, before)):
+        if b is not None and not np.array_equal(a.data, b, equal_nan=True):
+            if not any(o is a for o in outputs):
+                raise _fail(name, f"forward modified input {i} in place without ctx.mark_dirty({i}-th input) "
+                            "(or without returning it): autograd then differentiates stale values. Call "
+                            "ctx.mark_dirty(x) and return x, or write to a new tensor.", i)
+
+
+def _check_backward(function: type[Function], inputs: tuple[Any, ...], needs: set[int]) -> None:
+    """Call ``backward`` directly: one gradient per forward argument, of the input's shape and dtype."""
+    name = function.__name__
+    args = _clone_inputs(inputs, needs)
+    outputs = _tensor_outputs(function.apply(*args))
+    ctx = next((o.grad_fn for o in outputs if isinstance(o, Tensor) and o.requires_grad), None)
+    if ctx is None:
+        raise _fail(name, "no output requires grad although an input does; return a float Tensor computed from "
+                    "the inputs, and do not mark every output non-differentiable")
+    grads = [Tensor(np.ones(o.shape, o.dtype)) if isinstance(o, Tensor) else None for o in outputs]
+    result = function.backward(ctx, *grads)
+    result = result if isinstance(result, tuple) else (result,)
+    extra = result[len(args):]
+    if len(result) < len(args) or any(g is not None for g in extra):
+        raise _fail(name, f"backward returned {len(result)} gradients but forward takes {len(args)} arguments; "
+                    "return one gradient (or None) per argument of forward")
+    for i, (a, g) in enumerate(zip(args, result)):
+        if g is None:
+            continue
+        if not isinstance(a, Tensor):
+            raise _fail(name, f"backward returned a gradient for argument {i}, which is not a Tensor; return "
+                        "None for it", i)
+        shape, dtype = tuple(np.shape(g)), np.asarray(g.data if isinstance(g, Tensor) else g).dtype
+        if shape != a.shape:
+            raise _fail(name, f"the gradient of input {i} has shape {shape} but the input has shape {a.shape}; "
+                        "sum the broadcast dimensions (e.g. with sum_to) to the input's shape", i)
+        if dtype != a.dtype:
+            raise _fail(name, f"the gradient of input {i} has dtype {dtype} but the input has dtype {a.dtype}; "
+                        "cast it in backward (a float32 gradient of a float64 input loses precision)", i)
+
+
+def _with_grad(inputs: tuple[Any, ...], needs: set[int]) -> tuple[Any, ...]:
+    """Fresh leaves; those in ``needs`` require grad."""
+    return tuple(Tensor(a.data.copy(), requires_grad=i in needs) if isinstance(a, Tensor) else a
+                 for i, a in enumerate(inputs))
+
+
+def check_function(function: type[Function], *inputs: Any, order: int = 2, eps: Step = 1e-6, atol: float = 1e-5,
+                   rtol: float = 1e-3, nondet_tol: float = 0.0, fast_mode: bool = False) -> list[str]:
+    """Check a custom Function's contract at ``inputs`` and return what was checked.
+
+    Checks, in order: that an input changed in place by ``forward`` was declared with ``mark_dirty``; that
+    ``backward`` returns one gradient per argument, of the input's shape and dtype, and None for non-tensors;
+    ``gradcheck`` with all tensor inputs requiring grad (values, reentrancy, zero and undefined output grads, so
+    ``set_materialize_grads(False)`` and non-differentiable outputs are exercised); ``gradcheck`` with each input
+    alone requiring grad (``needs_input_grad``); and ``gradgradcheck`` when ``order >= 2`` (skipped, and said so,
+    for a ``once_differentiable`` backward). Outputs marked non-differentiable are left out of the Jacobians.
+
+    Args:
+        function: the ``Function`` subclass.
+        *inputs: its arguments; every floating-point Tensor among them is checked.
+        order: 1 for first derivatives only, 2 to check second derivatives too.
+        eps, atol, rtol, nondet_tol, fast_mode: passed to ``gradcheck``/``gradgradcheck``.
+
+    Returns:
+        One line per check that ran.
+
+    Raises:
+        GradcheckError: a check failed; contract violations have ``check == "function contract"``.
+
+    Example:
+        >>> import funcgrad as fg
+        >>> class Square(fg.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_backward(x)
+        ...         return x * x
+        ...     @staticmethod
+        ...     def backward(ctx, g):
+        ...         (x,) = ctx.saved_tensors
+        ...         return 2 * x * g
+        >>> check_function(Square, fg.randn(3, seed=0))[-1]
+        'second order: ok'
+    """
+    tensor_idx = [i for i, a in enumerate(inputs) if isinstance(a, Tensor) and a.dtype.kind == "f"]
+    if not tensor_idx:
+        raise ValueError(f"check_function({function.__name__}, ...) needs at least one floating-point Tensor input")
+    every = set(tensor_idx)
+    options = dict(eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol, fast_mode=fast_mode)
+    done = []
+    _check_forward(function, inputs, every)
+    done.append("forward: in-place changes declared with mark_dirty")
+    try:
+        _check_backward(function, inputs, every)
+    except RuntimeError as exc:
+        if isinstance(exc, GradcheckError):
+            raise
+        raise _fail(function.__name__, f"backward failed: {exc}") from exc
+    done.append("backward: gradient count, shapes and dtypes")
+
+    def differentiable(*xs: Any) -> tuple[Any, ...]:
+        # a clone per call: an in-place forward must not change the point gradcheck perturbs
+        outs = _tensor_outputs(function.apply(*[x * 1.0 if isinstance(x, Tensor) and x.requires_grad else x
+                                                for x in xs]))
+        return tuple(o for o in outs if isinstance(o, Tensor) and o.requires_grad)
+
+    gradcheck(differentiable, _with_grad(inputs, every), **options)
+    done.append("first order, reentrancy, undefined output grads: ok")
+    if len(tensor_idx) > 1:
+        for i in tensor_idx:
+            gradcheck(differentiable, _with_grad(inputs, {i}), **options)
+        done.append("needs_input_grad: each input alone: ok")
+    if order >= 2:
+        try:
+            gradgradcheck(differentiable, _with_grad(inputs, every), **options)
+            done.append("second order: ok")
+        except RuntimeError as exc:
+            if isinstance(exc, GradcheckError) or _ONCE not in str(exc):
+                raise
+            done.append("second order: skipped, backward is once_differentiable")
+    return done
+

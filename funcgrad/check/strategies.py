@@ -1,0 +1,145 @@
+"""Hypothesis strategies for derivative tests: shapes, broadcastable shape groups, valid dims, arrays with a
+dtype and a domain (positive, bounded, away from kinks) and well-conditioned matrices.
+
+They draw plain NumPy arrays (the inputs of ``assert_grads_close``), built from hypothesis-drawn elements so
+that failures shrink to small, simple values. Checking is ``properties.py``'s job.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+__all__ = ["shapes", "broadcastable_shapes", "valid_dims", "arrays", "broadcastable_arrays", "finite_floats",
+           "well_conditioned_matrices"]
+
+
+def shapes(min_dims: int = 0, max_dims: int = 3, min_side: int = 1, max_side: int = 4) -> st.SearchStrategy:
+    """Array shapes, small by default so that finite-difference Jacobians stay cheap.
+
+    Example:
+        >>> from hypothesis import find
+        >>> find(shapes(1, 2), lambda s: len(s) == 2)
+        (1, 1)
+    """
+    return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side)
+
+
+def broadcastable_shapes(n: int = 2, min_dims: int = 0, max_dims: int = 3, max_side: int = 4) -> st.SearchStrategy:
+    """Tuples of ``n`` shapes that broadcast together (size-1 and missing dimensions included).
+
+    Example:
+        >>> from hypothesis import find
+        >>> a, b = find(broadcastable_shapes(2), lambda s: len(np.broadcast_shapes(*s)) == 2)
+        >>> np.broadcast_shapes(a, b)
+        (1, 1)
+    """
+    return hnp.mutually_broadcastable_shapes(num_shapes=n, min_dims=min_dims, max_dims=max_dims,
+                                             max_side=max_side).map(lambda s: s.input_shapes)
+
+
+def valid_dims(ndim: int, multiple: bool = False, allow_none: bool = False) -> st.SearchStrategy:
+    """A dim of an ``ndim``-dimensional array, negative ones included; or a tuple of distinct dims.
+
+    Args:
+        ndim: the number of dimensions.
+        multiple: draw a tuple of distinct dims (possibly empty) instead of one int.
+        allow_none: also draw None (all dims, as reductions take it).
+
+    Example:
+        >>> from hypothesis import find
+        >>> find(valid_dims(2), lambda d: d < 0)
+        -1
+    """
+    if ndim == 0:
+        one = st.sampled_from([0, -1])  # a 0-d array accepts dim 0 and -1, as torch
+    else:
+        one = st.integers(-ndim, ndim - 1)
+    if multiple:
+        dims = st.lists(st.integers(0, max(ndim, 1) - 1), unique=True, max_size=max(ndim, 1)).flatmap(
+            lambda ds: st.tuples(*[st.sampled_from([d, d - max(ndim, 1)]) for d in ds]))
+    else:
+        dims = one
+    return st.one_of(st.none(), dims) if allow_none else dims
+
+
+def finite_floats(min_value: float = -3.0, max_value: float = 3.0, away_from: Sequence[float] = (),
+                  margin: float = 0.1, width: int = 64) -> st.SearchStrategy:
+    """Floats in ``[min_value, max_value]`` at least ``margin`` from every point in ``away_from`` (kinks).
+
+    Example:
+        >>> from hypothesis import find
+        >>> abs(find(finite_floats(-1, 1, away_from=[0.0]), lambda v: True)) >= 0.1
+        True
+    """
+    base = st.floats(min_value, max_value, allow_nan=False, allow_infinity=False, width=width)
+    return base.filter(lambda v: all(abs(v - k) >= margin for k in away_from)) if away_from else base
+
+
+def arrays(shape: Any = None, dtype: Any = np.float64, min_value: float = -3.0, max_value: float = 3.0,
+           positive: bool = False, away_from: Sequence[float] = (), margin: float = 0.1) -> st.SearchStrategy:
+    """Float arrays of a (drawn) shape with a domain constraint.
+
+    Args:
+        shape: a shape, a strategy of shapes, or None for ``shapes()``.
+        dtype: float64 or float32.
+        min_value, max_value: the bounds of the elements.
+        positive: draw from ``[margin, max_value]`` instead (logs, square roots, powers).
+        away_from: points to keep ``margin`` away from, e.g. ``[0.0]`` for abs and relu.
+        margin: the distance from kinks and from zero.
+
+    Example:
+        >>> from hypothesis import find
+        >>> x = find(arrays((2, 3), positive=True), lambda a: True)
+        >>> x.shape, bool((x > 0).all())
+        ((2, 3), True)
+    """
+    width = 32 if np.dtype(dtype) == np.float32 else 64
+    low = margin if positive else min_value
+    elements = finite_floats(low, max_value, away_from, margin, width)
+    shape = shapes() if shape is None else shape
+    return hnp.arrays(np.dtype(dtype), shape, elements=elements)
+
+
+def broadcastable_arrays(n: int = 2, **kwargs: Any) -> st.SearchStrategy:
+    """Tuples of ``n`` arrays whose shapes broadcast together; ``kwargs`` as ``arrays``.
+
+    Example:
+        >>> from hypothesis import find
+        >>> a, b = find(broadcastable_arrays(2), lambda xs: xs[0].ndim == 1)
+        >>> a.shape, b.shape
+        ((1,), ())
+    """
+    return broadcastable_shapes(n).flatmap(lambda ss: st.tuples(*[arrays(s, **kwargs) for s in ss]))
+
+
+def well_conditioned_matrices(n: int | st.SearchStrategy = st.integers(1, 4), batch_shape: tuple[int, ...] = (),
+                              symmetric_positive: bool = False, dtype: Any = np.float64) -> st.SearchStrategy:
+    """Square matrices with bounded condition number: ``M + (n + 1) I`` with ``M`` in [-1, 1] is strictly
+    diagonally dominant, so its condition number stays below ``(2n + 1) / 2``.
+
+    Args:
+        n: the size, or a strategy of sizes.
+        batch_shape: leading batch dimensions.
+        symmetric_positive: symmetrise ``M`` first, which makes the matrix symmetric positive definite.
+        dtype: float64 or float32.
+
+    Example:
+        >>> from hypothesis import find
+        >>> a = find(well_conditioned_matrices(3, symmetric_positive=True), lambda m: m[0, 1] != 0)
+        >>> bool(np.all(np.linalg.eigvalsh(a) > 0))
+        True
+    """
+    sizes = n if isinstance(n, st.SearchStrategy) else st.just(n)
+
+    def build(m: np.ndarray) -> np.ndarray:
+        size = m.shape[-1]
+        if symmetric_positive:
+            m = (m + np.swapaxes(m, -1, -2)) / 2
+        return (m + (size + 1) * np.eye(size)).astype(dtype)
+
+    return sizes.flatmap(lambda k: hnp.arrays(np.float64, (*batch_shape, k, k),
+                                              elements=finite_floats(-1.0, 1.0)).map(build))
