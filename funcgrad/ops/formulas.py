@@ -208,3 +208,41 @@ def unstack(g: Any, n: int, ndim: int, dim: int) -> list[Any]:
     """Gradient of ``stack`` of ``n`` inputs into an ``ndim``-d result: g's slices along ``dim``."""
     d = dim % ndim - ndim
     return [F.select(g, d, i) for i in range(n)]
+
+
+# ----- linalg -----
+def mT(X: Any) -> Any:
+    """The transpose of the last two dims (a stack of matrices transposed)."""
+    return F.transpose(X, -2, -1)
+
+
+def as_column(v: Any) -> Any:
+    """(..., n) -> (..., n, 1)."""
+    return F.reshape(v, tuple(v.shape) + (1,))
+
+
+def as_row(v: Any) -> Any:
+    """(..., n) -> (..., 1, n)."""
+    return F.reshape(v, tuple(v.shape[:-1]) + (1,) + tuple(v.shape[-1:]))
+
+
+def lower_part(X: Any) -> Any:
+    """tril(X) of square matrices, as a product with a constant mask."""
+    return X * np.tri(X.shape[-1])
+
+
+def lower_grad(G: Any) -> Any:
+    """The gradient w.r.t. the lower triangle an op reads (eigh, cholesky), from G paired with symmetric
+    perturbations: tril(G + G^T) - diag(G) (an off-diagonal entry stands for itself and its mirror)."""
+    return lower_part(G + mT(G)) - G * np.eye(G.shape[-1])
+
+
+def off_diagonal_inverse(d: Any) -> Any:
+    """1 / d off the diagonal and 0 on it (d: differences of eigen/singular values, zero diagonal)."""
+    eye = np.eye(d.shape[-1])
+    return (1 - eye) / (d + eye)
+
+
+def column_slice(X: Any, start: int, stop: int) -> Any:
+    """X[..., :, start:stop] written as a product with a constant, so it records as one op."""
+    return X @ np.eye(X.shape[-1])[:, start:stop]

@@ -161,48 +161,12 @@ def _vector_norm(x, ord=2, dim=None, keepdim=False):  # noqa: A002
     return np.sum(a ** ord, axis=axes, keepdims=keepdim) ** (1 / ord)
 
 
-# ----- rule helpers: matrices of any batch, dims from the end -------------------------------
-def _mT(X):
-    return F.transpose(X, -2, -1)
-
-
-def _col(v):
-    """(..., n) -> (..., n, 1)."""
-    return F.reshape(v, tuple(v.shape) + (1,))
-
-
-def _row(v):
-    """(..., n) -> (..., 1, n)."""
-    return F.reshape(v, tuple(v.shape[:-1]) + (1,) + tuple(v.shape[-1:]))
-
-
-def _tril(X):
-    return X * np.tri(X.shape[-1])
-
-
-def _lower(G):
-    """The gradient w.r.t. the lower triangle A reads, from G paired with symmetric perturbations:
-    tril(G + G^T) - diag(G) (an off-diagonal entry stands for itself and its mirror)."""
-    return _tril(G + _mT(G)) - G * np.eye(G.shape[-1])
-
-
-def _off_diagonal_inverse(d):
-    """1 / d off the diagonal and 0 on it (d has a zero diagonal: differences of eigen/singular values)."""
-    eye = np.eye(d.shape[-1])
-    return (1 - eye) / (d + eye)
-
-
+# ----- rules --------------------------------------------------------------------------------
 def _right_solve(B, R_):
     """B R^{-T} without forming the inverse: (R^{-1} B^T)^T."""
-    return _mT(linalg_solve(R_, _mT(B)))
+    return R.mT(linalg_solve(R_, R.mT(B)))
 
 
-def _columns(X, start, stop):
-    """X[..., :, start:stop] written as a product, so it records as one."""
-    return X @ np.eye(X.shape[-1])[:, start:stop]
-
-
-# ----- rules --------------------------------------------------------------------------------
 def _scaled_inv_t(scale, A, op):
     """scale[..., None, None] * A^{-T}, saying clearly when A is singular."""
     try:
@@ -210,7 +174,7 @@ def _scaled_inv_t(scale, A, op):
     except LinAlgError:
         raise NotImplementedError(f"{op}: the derivative at an exactly singular matrix is not implemented "
                                   f"(it needs A^-1); perturb A or differentiate elsewhere") from None
-    return F.reshape(scale, tuple(np.shape(scale)) + (1, 1)) * _mT(A_inv)
+    return F.reshape(scale, tuple(np.shape(scale)) + (1, 1)) * R.mT(A_inv)
 
 
 def det_grad(g, A, out):
@@ -226,7 +190,7 @@ def slogdet_grad(g, A):
 def solve_B_grad(g, A, B_shape):
     """X = A^{-1} B: gB = A^{-T} g, solved, not inverted."""
     vector = _is_vector_rhs(np.shape(A), B_shape)
-    gB = linalg_solve(_mT(A), _col(g) if vector else g)  # a column keeps batched vector g unambiguous
+    gB = linalg_solve(R.mT(A), R.as_column(g) if vector else g)  # a column keeps batched vector g unambiguous
     return F.reshape(gB, tuple(gB.shape[:-1])) if vector else gB
 
 
@@ -234,16 +198,16 @@ def solve_A_grad(g, A, out, B_shape):
     """X = A^{-1} B: gA = -gB X^T with gB = A^{-T} g."""
     gB = solve_B_grad(g, A, B_shape)
     if _is_vector_rhs(np.shape(A), B_shape):
-        return -(_col(gB) * _row(out))
-    return -(gB @ _mT(out))
+        return -(R.as_column(gB) * R.as_row(out))
+    return -(gB @ R.mT(out))
 
 
 def cholesky_grad(g, out):
     """A = L L^T: gA = lower(L^{-T} Phi(L^T g) L^{-1}), Phi(X) = tril(X) with its diagonal halved."""
     L_inv = linalg_inv(out)
-    P = _mT(out) @ g
-    P = _tril(P) - 0.5 * P * np.eye(P.shape[-1])
-    return _lower(_mT(L_inv) @ P @ L_inv)
+    P = R.mT(out) @ g
+    P = R.lower_part(P) - 0.5 * P * np.eye(P.shape[-1])
+    return R.lower_grad(R.mT(L_inv) @ P @ L_inv)
 
 
 def qr_grad(g, out):
@@ -256,16 +220,16 @@ def qr_grad(g, out):
     m, n = Q.shape[-2], R_.shape[-1]
     if m >= n:
         return _qr_square_grad(gQ, gR, Q, R_)
-    U, gU, V, gV = _columns(R_, 0, m), _columns(gR, 0, m), _columns(R_, m, n), _columns(gR, m, n)
-    gX = _qr_square_grad(gQ + (Q @ V) @ _mT(gV), gU, Q, U)
+    U, gU, V, gV = R.column_slice(R_, 0, m), R.column_slice(gR, 0, m), R.column_slice(R_, m, n), R.column_slice(gR, m, n)
+    gX = _qr_square_grad(gQ + (Q @ V) @ R.mT(gV), gU, Q, U)
     gY = Q @ gV
     return gX @ np.eye(n)[:m] + gY @ np.eye(n)[m:]  # [gX | gY]
 
 
 def _qr_square_grad(gQ, gR, Q, R_):
-    M = R_ @ _mT(gR) - _mT(gQ) @ Q
-    low = _tril(M)
-    return _right_solve(gQ + Q @ (low + _mT(low) - M * np.eye(M.shape[-1])), R_)
+    M = R_ @ R.mT(gR) - R.mT(gQ) @ Q
+    low = R.lower_part(M)
+    return _right_solve(gQ + Q @ (low + R.mT(low) - M * np.eye(M.shape[-1])), R_)
 
 
 def eigh_grad(g, out):
@@ -273,8 +237,8 @@ def eigh_grad(g, out):
     diagonal, 0 on it (distinct eigenvalues)."""
     gL, gV = g
     L, V = out
-    inner = _col(gL) * np.eye(L.shape[-1]) + (_mT(V) @ gV) * _off_diagonal_inverse(_row(L) - _col(L))
-    return _lower(V @ inner @ _mT(V))
+    inner = R.as_column(gL) * np.eye(L.shape[-1]) + (R.mT(V) @ gV) * R.off_diagonal_inverse(R.as_row(L) - R.as_column(L))
+    return R.lower_grad(V @ inner @ R.mT(V))
 
 
 def svd_grad(g, out, full_matrices):
@@ -288,31 +252,31 @@ def svd_grad(g, out, full_matrices):
     m, n = U.shape[-2], Vh.shape[-1]
     k = min(m, n)
     if full_matrices and m != n:
-        U, gU = _columns(U, 0, k), _columns(gU, 0, k)
-        Vh, gVh = _mT(_columns(_mT(Vh), 0, k)), _mT(_columns(_mT(gVh), 0, k))
-    UtgU = _mT(U) @ gU
-    VtgV = Vh @ _mT(gVh)
-    E = _off_diagonal_inverse(_row(S * S) - _col(S * S))
-    inner = ((UtgU - _mT(UtgU)) * E * _row(S) + _col(S) * (VtgV - _mT(VtgV)) * E
-             + _col(gS) * np.eye(k))
+        U, gU = R.column_slice(U, 0, k), R.column_slice(gU, 0, k)
+        Vh, gVh = R.mT(R.column_slice(R.mT(Vh), 0, k)), R.mT(R.column_slice(R.mT(gVh), 0, k))
+    UtgU = R.mT(U) @ gU
+    VtgV = Vh @ R.mT(gVh)
+    E = R.off_diagonal_inverse(R.as_row(S * S) - R.as_column(S * S))
+    inner = ((UtgU - R.mT(UtgU)) * E * R.as_row(S) + R.as_column(S) * (VtgV - R.mT(VtgV)) * E
+             + R.as_column(gS) * np.eye(k))
     gA = U @ inner @ Vh
     if m > k:
-        gA = gA + ((gU - U @ UtgU) / _row(S)) @ Vh
+        gA = gA + ((gU - U @ UtgU) / R.as_row(S)) @ Vh
     if n > k:
-        gA = gA + U @ ((gVh - _mT(VtgV) @ Vh) / _col(S))
+        gA = gA + U @ ((gVh - R.mT(VtgV) @ Vh) / R.as_column(S))
     return gA
 
 
 def svdvals_grad(g, A):
     """d S/dA = U diag(gS) V^T, with U, V from A's reduced SVD."""
     U, _, Vh = linalg_svd(A, full_matrices=False)
-    return (U * _row(g)) @ Vh
+    return (U * R.as_row(g)) @ Vh
 
 
 def pinv_grad(g, A, out):
     """X = pinv(A), constant rank (Golub & Pereyra 1973):
     gA = -X^T g X^T + (I - A X) g^T X X^T + X^T X g^T (I - X A)."""
-    X, Xt, gt = out, _mT(out), _mT(g)
+    X, Xt, gt = out, R.mT(out), R.mT(g)
     return (-(Xt @ g @ Xt) + (gt - A @ (X @ gt)) @ (X @ Xt)
             + (Xt @ X) @ (gt - (gt @ X) @ A))
 
@@ -332,7 +296,7 @@ def vector_norm_grad(g, x, out, ord, dim, keepdim):  # noqa: A002
 
 
 # ----- the table ------------------------------------------------------------------------------
-linalg_inv      = defop("linalg_inv",      _inv,      A=lambda g, out: -(_mT(out) @ g @ _mT(out)))
+linalg_inv      = defop("linalg_inv",      _inv,      A=lambda g, out: -(R.mT(out) @ g @ R.mT(out)))
 linalg_det      = defop("linalg_det",      _det,      A=det_grad)
 linalg_slogdet  = defop("linalg_slogdet",  _slogdet,  A=slogdet_grad, multi_output=True)
 linalg_solve    = defop("linalg_solve",    _solve,    A=solve_A_grad, B=solve_B_grad)
