@@ -8,6 +8,7 @@ and no recursion (graphs of 100k+ nodes are fine). The engine knows no op; it on
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -28,19 +29,20 @@ def _reachable(roots: Sequence[Node]) -> list[Node]:
             if nxt is not None and nxt not in seen:
                 seen.add(nxt)
                 stack.append(nxt)
-    return sorted(seen, key=_sequence_nr, reverse=True)
+    return sorted(seen, key=_SEQUENCE_NR, reverse=True)
 
 
-def _sequence_nr(node: Node) -> int:
-    return node.sequence_nr
+_SEQUENCE_NR = attrgetter("sequence_nr")
 
 
 def _on_path(order: list[Node], targets: set[Node]) -> set[Node]:
     """The nodes of ``order`` that lead to a target: only these need to run."""
     leads: set[Node] = set()
     for node in reversed(order):  # producers first, so children are decided before parents
-        if any(nxt in leads or nxt in targets for nxt, _ in node.next_functions):
-            leads.add(node)
+        for nxt, _ in node.next_functions:
+            if nxt is not None and (nxt in leads or nxt in targets):
+                leads.add(node)
+                break
     return leads
 
 
