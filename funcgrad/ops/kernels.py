@@ -86,3 +86,60 @@ def clone(x: np.ndarray) -> np.ndarray:
 def to_copy(x: np.ndarray, dtype: Any) -> np.ndarray:
     """``x`` converted to ``dtype`` (a new array)."""
     return np.asarray(x).astype(dtype)
+
+
+# ----- indexing -----
+PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}  # torch: NumPy
+
+
+def pick(x: np.ndarray, index: tuple[Any, ...]) -> np.ndarray:
+    """``x[index]`` as an array (a view for basic indices), with torch's out-of-range message."""
+    if not any(i is Ellipsis for i in index):
+        index = index + (Ellipsis,)  # so x[0, 0] is a 0-d view rather than a scalar copy
+    try:
+        return x[index]
+    except IndexError as e:
+        raise IndexError(str(e).replace("axis", "dimension")) from None
+
+
+def check_range(index: np.ndarray, size: int, dim: int) -> None:
+    """Indices must lie in [0, size): gather and scatter do not wrap negatives (as torch)."""
+    bad = index[(index < 0) | (index >= size)]
+    if bad.size:
+        raise RuntimeError(f"index {bad.flat[0]} is out of bounds for dimension {dim} with size {size}")
+
+
+def along_dim(sizes: tuple[int, ...], dim: int, index: np.ndarray) -> tuple[np.ndarray, ...]:
+    """A NumPy index taking ``index`` along ``dim`` (>= 0) and position i along every other dim of ``sizes``."""
+    grids = list(np.ix_(*[np.arange(n) for n in sizes]))
+    grids[dim] = index
+    return tuple(grids)
+
+
+def pad_widths(shape: tuple[int, ...], pad: tuple[int, ...], mode: str) -> list[tuple[int, int]]:
+    """torch's ``pad`` (pairs from the last dim backwards) as one (before, after) pair per dim, checked."""
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > len(shape):
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but "
+                           f"got padding length {len(pad)} and input of dimension {len(shape)}")
+    if mode not in PAD_MODES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}; use one of {', '.join(PAD_MODES)}")
+    pairs = [(0, 0)] * (len(shape) - len(pad) // 2) + [(pad[i], pad[i + 1]) for i in range(len(pad) - 2, -1, -2)]
+    for d, (n, pair) in enumerate(zip(shape, pairs)):
+        if (mode == "reflect" and max(pair) >= n) or (mode == "circular" and max(pair) > n):
+            raise RuntimeError(f"Padding size should be less than{'' if mode == 'reflect' else ' or equal to'} the "
+                               f"corresponding input dimension, but got: padding {pair} at dimension {d} of input "
+                               f"{list(shape)}")
+    return pairs
+
+
+def pad(x: np.ndarray, pad: Any, mode: str = "constant", value: float = 0.0) -> np.ndarray:
+    """Pad the last ``len(pad) // 2`` dims of ``x``; ``pad`` = (last_before, last_after, 2nd_last_before, ...),
+    negative sizes crop. ``mode``: 'constant' (with ``value``), 'reflect', 'replicate' or 'circular'."""
+    pairs = pad_widths(x.shape, tuple(pad), mode)
+    x = x[tuple(slice(max(-b, 0), n + min(a, 0)) for (b, a), n in zip(pairs, x.shape))]
+    widths = [(max(b, 0), max(a, 0)) for b, a in pairs]
+    if mode == "constant":
+        return np.pad(x, widths, constant_values=value)
+    return np.pad(x, widths, mode=PAD_MODES[mode])

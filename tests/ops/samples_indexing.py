@@ -3,7 +3,7 @@ import numpy as np
 
 from tests.ops.sampling import A, P, S, away_from  # noqa: F401
 
-_I = np.array  # integer index arrays pass through as they are (int Tensors at the top level)
+_I = np.array  # integer index arrays become int Tensors at the top level (a tuple index must not start with one)
 
 SAMPLES: dict[str, list[S]] = {
     # ----- indexing -------------------------------------------------------------------------------
@@ -13,11 +13,11 @@ SAMPLES: dict[str, list[S]] = {
         S(A(4, 3), _I([0, 2, 0, 0])),                      # repeated rows accumulate
         S(A(4, 3), ([1, 1, -1], [0, 0, 2])),               # lists, repeats and negatives
         S(A(3, 4), A(3, 4) > 0),                           # boolean mask
-        S(A(3, 4, 2), (_I([[0], [2]]), slice(None), _I([1, 0]))),  # advanced dims separated by a slice
+        S(A(3, 4, 2), ([[0], [2]], slice(None), _I([1, 0]))),  # advanced dims separated by a slice
         S(A(3, 4, 2), (Ellipsis, _I([1, 1]))),
     ],
     "index_put": [
-        S(A(4, 3), (_I([0, 2]),), A(2, 3)), S(A(4, 3), (slice(1, 3), 1), A(2)),
+        S(A(4, 3), ([0, 2],), A(2, 3)), S(A(4, 3), (slice(1, 3), 1), A(2)),
         S(A(4, 3), _I([1, 1, 3]), A(3), accumulate=True),  # repeats add up, values broadcast
         S(A(3, 4), A(3, 4) > 0.5, A()), S(A(3, 4), (Ellipsis, _I([0, 3])), 2.0),
     ],

@@ -11,38 +11,13 @@ import numpy as np
 
 import funcgrad.ops as F
 from funcgrad.ops import formulas as R
+from funcgrad.ops import kernels as K
 from funcgrad.ops.registry import LINEAR, NONDIFF, composite, defop, tensor_method
-
-_PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 
 
 # ----- index builders and checks (shared by kernels and rules) --------------------------------
-def _pick(x: np.ndarray, index: tuple[Any, ...]) -> np.ndarray:
-    """``x[index]`` as an array (a view for basic indices), with torch's out-of-range message."""
-    if not any(i is Ellipsis for i in index):
-        index = index + (Ellipsis,)  # so x[0, 0] is a 0-d view rather than a scalar copy
-    try:
-        return x[index]
-    except IndexError as e:
-        raise IndexError(str(e).replace("axis", "dimension")) from None
-
-
 def _dim(dim: int, ndim: int) -> int:
     return R.normalize_dims(dim, ndim)[0]
-
-
-def _check_range(index: np.ndarray, size: int, dim: int) -> None:
-    """Indices must lie in [0, size): gather and scatter do not wrap negatives (as torch)."""
-    bad = index[(index < 0) | (index >= size)]
-    if bad.size:
-        raise RuntimeError(f"index {bad.flat[0]} is out of bounds for dimension {dim} with size {size}")
-
-
-def _along_dim(sizes: tuple[int, ...], dim: int, index: np.ndarray) -> tuple[np.ndarray, ...]:
-    """A NumPy index taking ``index`` along ``dim`` and position i along every other dim of ``sizes``."""
-    grids = list(np.ix_(*[np.arange(n) for n in sizes]))
-    grids[dim] = index
-    return tuple(grids)
 
 
 def _gather_index(x_shape: tuple[int, ...], dim: int, index: Any, src_shape: Any = None) -> tuple[np.ndarray, ...]:
@@ -51,14 +26,13 @@ def _gather_index(x_shape: tuple[int, ...], dim: int, index: Any, src_shape: Any
     if index.ndim != len(x_shape):
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     d = _dim(dim, len(x_shape))
-    bounds = [x_shape] + ([src_shape] if src_shape else [])
-    if any(i != d and n > bound[i] for bound in bounds for i, n in enumerate(index.shape)) or (
-            src_shape and index.shape[d] > src_shape[d]):
+    too_big = any(n > m for i, (n, m) in enumerate(zip(index.shape, x_shape)) if i != d)
+    if too_big or (src_shape and any(n > m for n, m in zip(index.shape, src_shape))):
         raise RuntimeError(f"Size does not match at dimension {d}: expected index {list(index.shape)} to be no "
                            f"larger than self {list(x_shape)} apart from dimension {d}"
                            + (f" and to be no larger than src {list(src_shape)}" if src_shape else ""))
-    _check_range(index, x_shape[d], d)
-    return _along_dim(index.shape, d, index)
+    K.check_range(index, x_shape[d], d)
+    return K.along_dim(index.shape, d, index)
 
 
 def _select_index(x_shape: tuple[int, ...], dim: int, index: Any) -> tuple[Any, ...]:
@@ -67,7 +41,7 @@ def _select_index(x_shape: tuple[int, ...], dim: int, index: Any) -> tuple[Any, 
     if index.ndim > 1:
         raise IndexError(f"index_select(): Index is supposed to be a vector, got {index.ndim} dims")
     d = _dim(dim, len(x_shape))
-    _check_range(index, x_shape[d], d)
+    K.check_range(index, x_shape[d], d)
     return (slice(None),) * d + (index.reshape(-1),)
 
 
@@ -77,12 +51,12 @@ def _take_along_index(x_shape: tuple[int, ...], indices: Any, dim: int | None) -
     indices = np.asarray(indices)
     if dim is None:
         flat = indices.reshape(-1)
-        _check_range(flat, int(np.prod(x_shape, dtype=np.int64)), 0)
+        K.check_range(flat, int(np.prod(x_shape, dtype=np.int64)), 0)
         return np.unravel_index(flat, x_shape)
     if indices.ndim != len(x_shape):
-        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, "
+        raise RuntimeError(f"take_along_dim(): input and indices should have the same number of dimensions, "
                            f"but got {len(x_shape)} dimensions for input, and {indices.ndim} dimensions for indices")
-    return _along_dim(x_shape, _dim(dim, len(x_shape)), indices)
+    return K.along_dim(x_shape, _dim(dim, len(x_shape)), indices)
 
 
 def _narrow_start(x_shape: tuple[int, ...], dim: int, start: int, length: int) -> int:
@@ -96,35 +70,17 @@ def _narrow_start(x_shape: tuple[int, ...], dim: int, start: int, length: int) -
     return start
 
 
-def _pad_widths(shape: tuple[int, ...], pad: tuple[int, ...], mode: str) -> list[tuple[int, int]]:
-    """torch's ``pad`` (pairs from the last dim backwards) as one (before, after) pair per dim."""
-    if len(pad) % 2:
-        raise RuntimeError("Padding length must be divisible by 2")
-    if len(pad) // 2 > len(shape):
-        raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but "
-                           f"got padding length {len(pad)} and input of dimension {len(shape)}")
-    if mode not in _PAD_MODES:
-        raise NotImplementedError(f"Unrecognised padding mode {mode}; use one of {', '.join(_PAD_MODES)}")
-    pairs = [(0, 0)] * (len(shape) - len(pad) // 2) + [(pad[i], pad[i + 1]) for i in range(len(pad) - 2, -1, -2)]
-    for d, (n, pair) in enumerate(zip(shape, pairs)):
-        if (mode == "reflect" and max(pair) >= n) or (mode == "circular" and max(pair) > n):
-            raise RuntimeError(f"Padding size should be less than{'' if mode == 'reflect' else ' or equal to'} the "
-                               f"corresponding input dimension, but got: padding {pair} at dimension {d} of input "
-                               f"{list(shape)}")
-    return pairs
-
-
 # ----- kernels --------------------------------------------------------------------------------
 def _getitem(x, index):
     """``x[index]`` with NumPy's basic and advanced indexing; basic indexing returns a view."""
-    return _pick(x, R.as_index(index))
+    return K.pick(x, R.as_index(index))
 
 
 def _index_put(x, index, values, accumulate=False):
     """A copy of ``x`` with ``x[index] = values`` (``+=`` when ``accumulate``, repeated indices adding up)."""
     out = np.array(x, copy=True)
     index = R.as_index(index)
-    _pick(out, index)  # raises torch's message for an index out of range
+    K.pick(out, index)  # raises torch's message for an index out of range
     if accumulate:
         np.add.at(out, index, values)
     else:
@@ -134,20 +90,20 @@ def _index_put(x, index, values, accumulate=False):
 
 def _cat(tensors, dim=0):
     """Join tensors along an existing dimension ``dim``; all other sizes must match."""
-    first = np.shape(tensors[0])
-    for i, t in enumerate(tensors):
-        shape = np.shape(t)
+    shapes = [np.shape(t) for t in tensors]
+    for i, shape in enumerate(shapes):
         if not shape:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
-        if len(shape) != len(first):
-            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(first)} and {len(shape)} "
+    d = _dim(dim, len(shapes[0]))
+    for i, shape in enumerate(shapes):
+        if len(shape) != len(shapes[0]):
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(shapes[0])} and {len(shape)} "
                                f"(tensor number {i} in the list)")
-        d = _dim(dim, len(first))
-        for k, (a, b) in enumerate(zip(first, shape)):
+        for k, (a, b) in enumerate(zip(shapes[0], shape)):
             if k != d and a != b:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {a} but "
                                    f"got size {b} for tensor number {i} in the list.")
-    return np.concatenate(tensors, axis=_dim(dim, len(first)))
+    return np.concatenate(tensors, axis=d)
 
 
 def _stack(tensors, dim=0):
@@ -213,18 +169,7 @@ def _masked_fill(x, mask, value):
 
 def _take_along_dim(x, indices, dim=None):
     """Entries of ``x`` at ``indices`` along ``dim`` (of the flattened x when ``dim`` is None)."""
-    return _pick(x, _take_along_index(x.shape, indices, dim))
-
-
-def _pad(x, pad, mode="constant", value=0.0):
-    """Pad the last ``len(pad) // 2`` dims of ``x``; ``pad`` = (last_before, last_after, 2nd_last_before, ...),
-    negative sizes crop. ``mode``: 'constant' (with ``value``), 'reflect', 'replicate' or 'circular'."""
-    pairs = _pad_widths(x.shape, tuple(pad), mode)
-    x = x[tuple(slice(max(-b, 0), n + min(a, 0)) for (b, a), n in zip(pairs, x.shape))]
-    widths = [(max(b, 0), max(a, 0)) for b, a in pairs]
-    if mode == "constant":
-        return np.pad(x, widths, constant_values=value)
-    return np.pad(x, widths, mode=_PAD_MODES[mode])
+    return K.pick(x, _take_along_index(x.shape, indices, dim))
 
 
 def _pad_grad(g: Any, x_shape: tuple[int, ...], pad: tuple[int, ...], mode: str) -> Any:
@@ -232,7 +177,7 @@ def _pad_grad(g: Any, x_shape: tuple[int, ...], pad: tuple[int, ...], mode: str)
     added, zeros where x was cropped); the other modes add g back where each copy came from."""
     if mode == "constant":
         return F.pad(g, tuple(-p for p in pad))
-    source = _pad(np.arange(int(np.prod(x_shape, dtype=np.int64))).reshape(x_shape), pad, mode)
+    source = K.pad(np.arange(int(np.prod(x_shape, dtype=np.int64))).reshape(x_shape), pad, mode)
     return R.unindex(g, x_shape, np.unravel_index(source, x_shape))
 
 
@@ -244,7 +189,7 @@ def _scatter_src_grad(g: Any, x_shape: tuple[int, ...], dim: int, index: Any, sr
 # ----- indexing -------------------------------------------------------------------------------
 getitem   = defop("getitem",   _getitem,   x=lambda g, x_shape, index: R.unindex(g, x_shape, index), jvp=LINEAR, view=True)
 index_put = defop("index_put", _index_put, x=lambda g, x_shape, index, accumulate: g if accumulate else R.zero_at(g, x_shape, index),
-                                           values=lambda g, x_shape, index: R.take(g, x_shape, index))  # engine sums to values' shape
+                                           values=lambda g, x_shape, index: R.take(g, x_shape, index), jvp=LINEAR)  # engine sums to values' shape
 narrow    = defop("narrow",    _narrow,    x=lambda g, x_shape, dim, start, length: R.unnarrow(g, x_shape, dim, _narrow_start(x_shape, dim, start, length), length),
                                            jvp=LINEAR, view=True)
 select    = defop("select",    _select,    x=lambda g, x_shape, dim, index: R.unselect(g, x_shape, dim, index), jvp=LINEAR, view=True)
@@ -257,11 +202,12 @@ index_select   = defop("index_select",   _index_select,   x=lambda g, x_shape, d
 take_along_dim = defop("take_along_dim", _take_along_dim, x=lambda g, x_shape, indices, dim: R.unindex(g, x_shape, _take_along_index(x_shape, indices, dim)),
                                                           indices=NONDIFF, jvp=LINEAR)
 scatter        = defop("scatter",        _scatter,        x=lambda g, x_shape, dim, index: R.zero_at(g, x_shape, _gather_index(x_shape, dim, index)),
-                                                          index=NONDIFF, src=_scatter_src_grad)
-scatter_add    = defop("scatter_add",    _scatter_add,    x=lambda g: g, index=NONDIFF, src=_scatter_src_grad)
+                                                          index=NONDIFF, src=_scatter_src_grad, jvp=LINEAR)
+scatter_add    = defop("scatter_add",    _scatter_add,    x=lambda g: g, index=NONDIFF, src=_scatter_src_grad, jvp=LINEAR)
 masked_fill    = defop("masked_fill",    _masked_fill,    x=lambda g, mask: F.where(mask, 0.0, g), mask=NONDIFF,
-                                                          value=lambda g, mask: R.select_grad(g, mask))
-pad            = defop("pad",            _pad,            x=lambda g, x_shape, pad, mode: _pad_grad(g, x_shape, pad, mode))
+                                                          value=lambda g, mask: R.select_grad(g, mask), jvp=LINEAR)
+pad            = defop("pad",            K.pad,           x=lambda g, x_shape, pad, mode: _pad_grad(g, x_shape, pad, mode),
+                                                          jvp=lambda x_t, pad, mode: F.pad(x_t, pad, mode))  # the fill value is constant
 
 # ----- joining --------------------------------------------------------------------------------
 cat   = defop("cat",   _cat,   tensors=lambda g, tensors, dim: R.unconcat(g, [np.shape(t) for t in tensors], dim),
@@ -326,8 +272,8 @@ def chunk(x: Any, chunks: int, dim: int = 0) -> tuple[Any, ...]:
     """
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    size = np.shape(x)[_dim(dim, np.ndim(x))]
-    return split(x, max(-(-size // chunks), 1), dim)
+    step = -(-np.shape(x)[_dim(dim, np.ndim(x))] // chunks)  # ceil: every piece but the last has this size
+    return split(x, step if step else [0] * chunks, dim)  # an empty x gives `chunks` empty views, as torch
 
 
 @composite
