@@ -139,6 +139,7 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
                     slots[nxt] = [g]
                 else:
                     pending.add(nxt, nr, g)
+            grads = grads_in = g = None  # hold no gradient here, so AccumulateGrad may take a buffer over
     finally:
         STATE.grad_enabled = prev
     if inputs is None:

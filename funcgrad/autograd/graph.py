@@ -239,7 +239,10 @@ class AccumulateGrad(Node):
 
         var = self.variable
         extra = var._extra
-        grad = self.hooked(grad_outputs[0], create_graph) if extra is not None and extra.hooks else grad_outputs[0]
+        grad = grad_outputs[0]
+        grad_outputs[0] = None  # the engine's list lets go of the buffer, so _owned can take it over
+        if extra is not None and extra.hooks:
+            grad = self.hooked(grad, create_graph)
         current = var.grad
         if current is None:
             if create_graph:
@@ -278,14 +281,24 @@ def _as_array(value: Any) -> np.ndarray:
     return value if type(value) is np.ndarray else np.asarray(value)
 
 
-# Inside _owned, a buffer referenced only by the engine's list, the caller's frame and the argument
-# counts this many references; more means someone else holds it and it must be copied.
-_ENGINE_REFS = 4 if sys.version_info < (3, 14) else 3
+def _calibrate_refcount() -> int:
+    """The reference count ``_owned`` sees for a buffer that only its caller's local variable holds."""
+    def probe(grad: np.ndarray) -> int:
+        return sys.getrefcount(grad)
+
+    def caller() -> int:
+        grad = np.empty(1)
+        return probe(grad)
+
+    return caller()
+
+
+_ALONE = _calibrate_refcount()
 
 
 def _owned(grad: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Return ``grad`` itself when nobody else can see it, else a fresh copy (PyTorch's buffer stealing)."""
     if (grad.base is None and grad.flags.writeable and grad.flags.c_contiguous and grad.dtype == dtype
-            and sys.getrefcount(grad) <= _ENGINE_REFS):
+            and sys.getrefcount(grad) <= _ALONE):
         return grad
     return np.array(grad, dtype=dtype, copy=True)
