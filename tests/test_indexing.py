@@ -159,12 +159,7 @@ FORWARD = {
 }
 
 
-_NONDIFF_BEFORE_TENSOR = pytest.mark.xfail(reason="forward_ad pairs tangents with the wrong inputs when a NONDIFF "
-                                                   "input precedes a differentiable one (fix reported to the lead)")
-
-
-@pytest.mark.parametrize("fn", [pytest.param(f, id=k, marks=_NONDIFF_BEFORE_TENSOR if k in (
-    "scatter", "scatter_add", "masked_fill") else ()) for k, f in FORWARD.items()])
+@pytest.mark.parametrize("fn", FORWARD.values(), ids=FORWARD.keys())
 def test_forward_mode_agrees_with_reverse_mode(fn: Callable[[Any], Any]) -> None:
     """<v, J t> from a JVP equals <J^T v, t> from a VJP."""
     from funcgrad.autograd import forward_ad as fwAD

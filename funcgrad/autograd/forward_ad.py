@@ -191,7 +191,9 @@ def _named_value(spec: OpSpec, name: str, full: tuple[Any, ...], out: Any) -> An
         return out
     if name in spec.params:
         return full[spec.params.index(name)]
-    return np.shape(full[spec.params.index(name[: -len("_shape")])])
+    source = name[: -len("_shape")]
+    value = full[spec.params.index(source)]
+    return tuple(np.shape(e) for e in value) if source == spec.sequence else np.shape(value)
 
 
 def _zeros_like(value: Any) -> Tensor:
@@ -234,6 +236,7 @@ def _linear_jvp(spec: OpSpec, full: tuple[Any, ...], tangents: list[Any]) -> Any
     else:
         positions = [p for p, r in zip(spec.tensor_positions, spec.rules.values()) if r is not NONDIFF]
         primals = [full[p] for p in positions]
+        tangents = [t for t, r in zip(tangents, spec.rules.values()) if r is not NONDIFF]
     filled = [t if t is not None else _zeros_like(p) for t, p in zip(tangents, primals)]
     batch = _batch(tangents, primals)
 
@@ -260,8 +263,7 @@ def _explicit_jvp(spec: OpSpec, rule: Callable[..., Any], full: tuple[Any, ...],
     names = _JVP_PARAMS.get(id(rule))
     if names is None:
         names = _JVP_PARAMS[id(rule)] = list(inspect.signature(rule).parameters)
-    slots = [s for s, r in spec.rules.items() if r is not NONDIFF]
-    by_slot = dict(zip(slots, tangents))
+    by_slot = {s: t for (s, r), t in zip(spec.rules.items(), tangents) if r is not NONDIFF}
     values = []
     for name in names:
         if name.endswith("_t") and name[:-2] in by_slot:

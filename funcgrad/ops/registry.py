@@ -424,8 +424,9 @@ def _recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
                 value = args[p]
                 saved.append(value)
                 versions.append(value._version_counter[0] if isinstance(value, Tensor) else saved_version(value))
-            elif p < -1:
-                saved.append(np.shape(args[-p - 2]))
+            elif p < -1:  # only the shape of an input (a tuple of shapes for a sequence input)
+                source = args[-p - 2]
+                saved.append(tuple([np.shape(e) for e in source]) if -p - 2 == seq else np.shape(source))
                 versions.append(None)
             elif multi:
                 value = tuple([SavedOutput(r.data, r._version_counter, i) for i, r in enumerate(results)])
