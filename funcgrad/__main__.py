@@ -27,7 +27,11 @@ def tour() -> None:
 
 
 def main(argv: list[str]) -> int:
-    """Run the tour (no arguments)."""
+    """Run the tour (no arguments) or ``check`` (see ``funcgrad.check.cli``)."""
+    if argv and argv[0] == "check":
+        from funcgrad.check.cli import main as check_main  # hypothesis is needed only here
+
+        return check_main(argv[1:])
     if argv:
         print(f"unknown command {argv[0]!r}; run `python -m funcgrad` for the tour", file=sys.stderr)
         return 2

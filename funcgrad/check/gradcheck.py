@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.autograd import grad as autograd_grad
-from funcgrad.check.numerical import Step, auto_step, derivative_jumps, jacobian_fd, jvp_fd
+from funcgrad.check.numerical import Step, auto_step, derivative_jumps, evaluate, jacobian_fd, jvp_fd
 from funcgrad.check.report import GradcheckError, Mismatch, format_mismatch
 from funcgrad.tensor import Tensor
 
@@ -152,6 +152,10 @@ class _Run:
         if not np.allclose(analytical, second, rtol=0, atol=self.opts.nondet_tol):
             causes.append("the backward is not deterministic: two runs differ by up to "
                           f"{np.abs(analytical - second).max():.3g}")
+        if any(not np.array_equal(a, b, equal_nan=True) for a, b in zip(evaluate(self.func, self.inputs),
+                                                                        evaluate(self.func, self.inputs))):
+            causes.append("func is not deterministic: two evaluations at the same point differ, so the finite "
+                          "differences are noise")
         if any(not np.array_equal(x.data, s) for x, s in zip(self.diff, self.snapshot)):
             causes.append("func modifies its inputs in place (an in-place forward without mark_dirty?), so the "
                           "finite differences are taken around moving inputs")

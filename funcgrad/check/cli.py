@@ -1,0 +1,145 @@
+"""``python -m funcgrad check module:attr --inputs "randn(3,4), randn(4)"``: check a user's function or custom
+Function from the command line (gradcheck, gradgradcheck or ``check_function``, then a hypothesis run), print a
+readable report and exit non-zero on failure. Only argument handling and printing live here.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from funcgrad.autograd import Function
+from funcgrad.check.contract import check_function
+from funcgrad.check.gradcheck import gradcheck, gradgradcheck
+from funcgrad.check.properties import assert_grads_close
+from funcgrad.check.report import GradcheckError
+from funcgrad.check.strategies import arrays
+from funcgrad.tensor import Tensor
+
+__all__ = ["main", "parse_inputs"]
+
+# name -> (NumPy sampler, element bounds for hypothesis, positive)
+_MAKERS: dict[str, tuple[Callable[[np.random.Generator, tuple[int, ...]], np.ndarray], float, float, bool]] = {
+    "randn": (lambda rng, shape: rng.standard_normal(shape), -3.0, 3.0, False),
+    "rand": (lambda rng, shape: rng.uniform(0.1, 1.0, shape), 0.1, 1.0, True),
+    "positive": (lambda rng, shape: rng.uniform(0.5, 2.0, shape), 0.5, 2.0, True),
+}
+
+
+def parse_inputs(text: str) -> list[tuple[str, tuple[int, ...]] | Any]:
+    """Parse ``"randn(3,4), rand(2), 2.5"`` into ``[("randn", (3, 4)), ("rand", (2,)), 2.5]``.
+
+    ``randn`` draws standard normals, ``rand`` uniforms in [0.1, 1), ``positive`` uniforms in [0.5, 2);
+    a literal is passed to the function as is.
+
+    Raises:
+        ValueError: an entry is neither one of those calls with integer sizes nor a literal.
+
+    Example:
+        >>> parse_inputs("randn(3,4), rand(2), 2.5")
+        [('randn', (3, 4)), ('rand', (2,)), 2.5]
+    """
+    tree = ast.parse(f"({text},)", mode="eval").body
+    specs: list[Any] = []
+    for node in tree.elts:  # type: ignore[attr-defined]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _MAKERS:
+            sizes = [ast.literal_eval(a) for a in node.args]
+            if node.keywords or not all(isinstance(s, int) and s >= 0 for s in sizes):
+                raise ValueError(f"bad input {ast.unparse(node)!r}: give sizes as non-negative integers, "
+                                 "e.g. randn(3, 4)")
+            specs.append((node.func.id, tuple(sizes)))
+        else:
+            try:
+                specs.append(ast.literal_eval(node))
+            except ValueError:
+                raise ValueError(f"bad input {ast.unparse(node)!r}: use randn(...), rand(...), positive(...) "
+                                 "or a literal") from None
+    return specs
+
+
+def _is_array_spec(spec: Any) -> bool:
+    return isinstance(spec, tuple) and len(spec) == 2 and spec[0] in _MAKERS
+
+
+def _load(target: str) -> Any:
+    """Import ``module:attr`` (attr may be dotted), with the current directory importable."""
+    module_name, _, attr = target.partition(":")
+    if not module_name or not attr:
+        raise ValueError(f"expected module:attr, got {target!r}")
+    sys.path.insert(0, os.getcwd())
+    obj: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _hypothesis_run(func: Callable[..., Any], specs: list[Any], dtype: str, order: int, examples: int) -> None:
+    """``assert_grads_close`` on ``examples`` drawn inputs of the same shapes; raises on a (shrunk) failure."""
+    parts = [arrays(spec[1], dtype, _MAKERS[spec[0]][1], _MAKERS[spec[0]][2], positive=_MAKERS[spec[0]][3])
+             if _is_array_spec(spec) else st.just(spec) for spec in specs]
+
+    @settings(max_examples=examples, deadline=None, database=None, derandomize=True)
+    @given(st.tuples(*parts))
+    def run(xs: tuple[Any, ...]) -> None:
+        assert_grads_close(func, *xs, order=order)
+
+    run()
+
+
+def _checks(target: Any, specs: list[Any], dtype: str, order: int, examples: int) -> list[tuple[str, Callable]]:
+    """The named checks to run, in order."""
+    rng = np.random.default_rng(0)
+    inputs = tuple(Tensor(_MAKERS[s[0]][0](rng, s[1]).astype(dtype), requires_grad=True)
+                   if _is_array_spec(s) else s for s in specs)
+    eps = 1e-6 if dtype == "float64" else "auto"
+    is_function = isinstance(target, type) and issubclass(target, Function)
+    func = target.apply if is_function else target
+    checks: list[tuple[str, Callable]] = []
+    if is_function:
+        checks.append(("check_function", lambda: check_function(target, *inputs, order=order, eps=eps)))
+    else:
+        checks.append(("gradcheck", lambda: gradcheck(func, inputs, eps=eps)))
+        if order >= 2:
+            checks.append(("gradgradcheck", lambda: gradgradcheck(func, inputs, eps=eps)))
+    if examples > 0:
+        checks.append((f"hypothesis ({examples} examples)",
+                       lambda: _hypothesis_run(func, specs, dtype, order, examples)))
+    return checks
+
+
+def main(argv: list[str]) -> int:
+    """Run ``python -m funcgrad check``; return the exit status (0 ok, 1 a check failed, 2 bad usage)."""
+    parser = argparse.ArgumentParser(prog="python -m funcgrad check",
+                                     description="Check the derivatives of a function or custom Function.")
+    parser.add_argument("target", help="module:attr of a function of Tensors or a Function subclass")
+    parser.add_argument("--inputs", required=True, help='e.g. "randn(3,4), randn(4)"; also rand(...), '
+                        "positive(...) and literals")
+    parser.add_argument("--order", type=int, default=2, choices=[1, 2])
+    parser.add_argument("--dtype", default="float64", choices=["float64", "float32"])
+    parser.add_argument("--examples", type=int, default=50, help="hypothesis examples (0 to skip)")
+    args = parser.parse_args(argv)
+    try:
+        specs = parse_inputs(args.inputs)
+        target = _load(args.target)
+    except (ValueError, SyntaxError, ImportError, AttributeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"funcgrad check {args.target} at {args.inputs} ({args.dtype}, order {args.order})")
+    failed = False
+    for name, check in _checks(target, specs, args.dtype, args.order, args.examples):
+        try:
+            check()
+            print(f"  {name:<28} ok")
+        except (GradcheckError, AssertionError) as exc:
+            failed = True
+            print(f"  {name:<28} FAILED\n" + "\n".join(f"    {line}" for line in str(exc).splitlines()))
+    print("FAILED" if failed else "all checks passed")
+    return 1 if failed else 0

@@ -1,0 +1,160 @@
+"""gradcheck/gradgradcheck on plain functions: options with torch's meaning, fast vs slow, eps="auto", kinks."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import funcgrad as fg
+from funcgrad.autograd import Function
+from funcgrad.check import GradcheckError, gradcheck, gradgradcheck
+from tests.check.corpus import NOISY, RIGHT, SECOND_ORDER_WRONG, WRONG, Case
+
+
+def leaf(*shape: int, seed: int = 0, dtype: type = np.float64) -> fg.Tensor:
+    return fg.tensor(np.random.default_rng(seed).standard_normal(shape), dtype=dtype, requires_grad=True)
+
+
+def verdict(check, case: Case, dtype: type = np.float64, **kwargs) -> str:
+    """"ok" or the name of the failed check."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        try:
+            check(case.call, case.inputs(dtype), **kwargs)
+        except GradcheckError as err:
+            return err.check
+    return "ok"
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+@pytest.mark.parametrize("case", RIGHT, ids=lambda c: c.name)
+def test_right_functions_pass(case: Case, fast_mode: bool) -> None:
+    assert verdict(gradcheck, case, fast_mode=fast_mode) == "ok"
+    assert verdict(gradgradcheck, case, fast_mode=fast_mode) == "ok"
+
+
+@pytest.mark.parametrize("case", WRONG, ids=lambda c: c.name)
+def test_wrong_functions_fail_and_fast_mode_agrees(case: Case) -> None:
+    assert verdict(gradcheck, case) == verdict(gradcheck, case, fast_mode=True) == "jacobian"
+
+
+@pytest.mark.parametrize("case", RIGHT + WRONG, ids=lambda c: c.name)
+def test_auto_eps_in_float32(case: Case) -> None:
+    expected = "ok" if case in RIGHT else "jacobian"
+    assert verdict(gradcheck, case, np.float32, eps="auto") == expected
+
+
+def test_fixed_eps_fails_a_right_float32_derivative_and_warns() -> None:
+    x = leaf(20, dtype=np.float32)
+    with pytest.warns(UserWarning, match="float64"):
+        assert not gradcheck(fg.sigmoid, (x,), eps=1e-4, raise_exception=False)
+    assert gradcheck(fg.sigmoid, (x,), eps="auto")
+
+
+def test_right_first_order_wrong_second_order() -> None:
+    for fast_mode in (False, True):
+        assert verdict(gradcheck, SECOND_ORDER_WRONG, fast_mode=fast_mode) == "ok"
+        assert verdict(gradgradcheck, SECOND_ORDER_WRONG, fast_mode=fast_mode) == "second order jacobian"
+
+
+def test_nondeterministic_backward_is_not_reentrant() -> None:
+    for fast_mode in (False, True):
+        assert verdict(gradcheck, NOISY, fast_mode=fast_mode) == "reentrancy"
+    assert verdict(gradcheck, NOISY, nondet_tol=1e-6, check_undefined_grad=False) == "ok"
+
+
+def test_multiple_inputs_outputs_non_tensor_args_and_unused_inputs() -> None:
+    def f(x, k, y, z):
+        return x * k + y, fg.sin(y), fg.tensor(1)  # z unused, an int output ignored
+    assert gradcheck(f, (leaf(3), 2.0, leaf(3, seed=1), leaf(2, seed=2)))
+    assert gradgradcheck(f, (leaf(3), 2.0, leaf(3, seed=1), leaf(2, seed=2)))
+    assert gradcheck(f, (leaf(3), 2.0, fg.tensor([1.0, 2.0, 3.0]), leaf(2)), fast_mode=True)
+
+
+def test_nested_list_inputs() -> None:
+    def total(xs):
+        return xs[0] * xs[1]
+    assert gradcheck(total, ([leaf(2), leaf(2, seed=1)],))
+
+
+def test_report_names_coordinates_and_causes() -> None:
+    def wrong(x):
+        return fg.sin(x) if not x.requires_grad else fg.sin(x.detach()) + 0 * x  # backward drops cos(x)
+    with pytest.raises(GradcheckError) as info:
+        gradcheck(wrong, (leaf(2, 3),))
+    text = str(info.value)
+    assert info.value.check == "jacobian" and info.value.input_index == 0 and info.value.output_index == 0
+    assert "6 of 36 elements" in text and "(1, 2)" in text and "numerical Jacobian" in text
+
+
+def test_large_jacobians_are_summarised() -> None:
+    x = leaf(10, 10)
+    with pytest.raises(GradcheckError, match="not shown") as info:
+        gradcheck(lambda t: fg.sin(t.detach()) + 2 * t, (x,))
+    assert len(str(info.value)) < 3000
+
+
+def test_kink_is_reported_as_such() -> None:
+    x = fg.tensor([1e-7, 0.5, -0.7], requires_grad=True)
+    with pytest.raises(GradcheckError, match="kink") as info:
+        gradcheck(fg.abs, (x,))
+    assert info.value.check == "kink"
+    assert gradcheck(fg.abs, (fg.tensor([0.3, -0.5], requires_grad=True),))
+
+
+class NonzeroForZeroGrad(Function):
+    """Right for a nonzero grad_output, but not zero for a zero one."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return fg.sin(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * fg.cos(x) + (1.0 if not np.any(g.data) else 0.0)
+
+
+class CrashOnNone(Function):
+    """Two outputs, undefined grads not materialised, and a backward that assumes both are given."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        return x * 2.0, x * 3.0
+
+    @staticmethod
+    def backward(ctx, g1, g2):
+        return g1 * 2.0 + g2 * 3.0
+
+
+def test_undefined_grad_must_give_zeros_without_crashing() -> None:
+    with pytest.raises(GradcheckError, match="not zero") as info:
+        gradcheck(NonzeroForZeroGrad.apply, (leaf(3),))
+    assert info.value.check == "undefined grad"
+    assert gradcheck(NonzeroForZeroGrad.apply, (leaf(3),), check_undefined_grad=False)
+    with pytest.raises(TypeError):  # as torch: the per-output Jacobian already meets the None
+        gradcheck(CrashOnNone.apply, (leaf(3),))
+
+
+def test_batched_grad_and_dtypes() -> None:
+    assert gradcheck(lambda x, y: x * y, (leaf(2, 3), leaf(3, seed=1)), check_batched_grad=True,
+                     check_grad_dtypes=True)
+
+
+def test_options_validation() -> None:
+    with pytest.raises(NotImplementedError, match="forward-mode"):
+        gradcheck(fg.sin, (leaf(2),), check_forward_ad=True)
+    with pytest.raises(ValueError, match="at least one"):
+        gradcheck(fg.sin, (leaf(2),), check_backward_ad=False)
+    with pytest.raises(ValueError, match="require"):
+        gradcheck(fg.sin, (fg.tensor([1.0]),))
+
+
+def test_matches_torch_verdicts() -> None:
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).standard_normal(4)
+    assert gradcheck(fg.tanh, (fg.tensor(x, requires_grad=True),)) == torch.autograd.gradcheck(
+        torch.tanh, (torch.tensor(x, requires_grad=True),))
