@@ -210,9 +210,9 @@ pad            = defop("pad",            K.pad,           x=lambda g, x_shape, p
                                                           jvp=lambda x_t, pad, mode: F.pad(x_t, pad, mode))  # the fill value is constant
 
 # ----- joining --------------------------------------------------------------------------------
-cat   = defop("cat",   _cat,   tensors=lambda g, tensors, dim: R.unconcat(g, [np.shape(t) for t in tensors], dim),
+cat   = defop("cat",   _cat,   tensors=lambda g, tensors_shape, dim: R.unconcat(g, tensors_shape, dim),
               sequence="tensors", jvp=LINEAR)
-stack = defop("stack", _stack, tensors=lambda g, tensors, dim: R.unstack(g, len(tensors), np.ndim(tensors[0]) + 1, dim),
+stack = defop("stack", _stack, tensors=lambda g, tensors_shape, dim: R.unstack(g, len(tensors_shape), len(tensors_shape[0]) + 1, dim),
               sequence="tensors", jvp=LINEAR)
 
 tensor_method("__getitem__")(getitem)
