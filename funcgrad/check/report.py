@@ -104,8 +104,6 @@ def format_mismatch(m: Mismatch, title: str = "Jacobian mismatch") -> str:
         lines.append(f"Jacobian of shape {m.numerical.shape} not shown: max abs error {np.nanmax(err):.3g}, "
                      f"violations in {len(set(rows.tolist()))} output and {len(set(cols.tolist()))} input "
                      "elements.")
-        if np.allclose(m.analytical, -m.numerical, atol=1e-12, rtol=1e-3):
-            m.causes.insert(0, "the analytical Jacobian is the negative of the numerical one (wrong sign)")
     lines += format_causes(m.causes)
     return "\n".join(lines)
 

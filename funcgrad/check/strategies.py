@@ -58,9 +58,9 @@ def valid_dims(ndim: int, multiple: bool = False, allow_none: bool = False) -> s
         one = st.sampled_from([0, -1])  # a 0-d array accepts dim 0 and -1, as torch
     else:
         one = st.integers(-ndim, ndim - 1)
-    if multiple:
-        dims = st.lists(st.integers(0, max(ndim, 1) - 1), unique=True, max_size=max(ndim, 1)).flatmap(
-            lambda ds: st.tuples(*[st.sampled_from([d, d - max(ndim, 1)]) for d in ds]))
+    if multiple:  # distinct dims, each positive or negative; only () for a 0-d array, as NumPy
+        dims = st.lists(st.integers(0, ndim - 1), unique=True, max_size=ndim).flatmap(
+            lambda ds: st.tuples(*[st.sampled_from([d, d - ndim]) for d in ds])) if ndim else st.just(())
     else:
         dims = one
     return st.one_of(st.none(), dims) if allow_none else dims
@@ -75,6 +75,10 @@ def finite_floats(min_value: float = -3.0, max_value: float = 3.0, away_from: Se
         >>> abs(find(finite_floats(-1, 1, away_from=[0.0]), lambda v: True)) >= 0.1
         True
     """
+    if width == 32:  # bounds rounded inwards to float32, which hypothesis requires
+        low, high = np.float32(min_value), np.float32(max_value)
+        min_value = float(low if low >= min_value else np.nextafter(low, np.float32(np.inf)))
+        max_value = float(high if high <= max_value else np.nextafter(high, np.float32(-np.inf)))
     base = st.floats(min_value, max_value, allow_nan=False, allow_infinity=False, width=width)
     return base.filter(lambda v: all(abs(v - k) >= margin for k in away_from)) if away_from else base
 

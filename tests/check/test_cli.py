@@ -1,0 +1,35 @@
+"""``python -m funcgrad check``: a right function passes, a wrong Function fails with a report."""
+from __future__ import annotations
+
+import pytest
+
+from funcgrad.__main__ import main
+from funcgrad.check.cli import parse_inputs
+
+
+def test_right_function_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["check", "funcgrad:mul", "--inputs", "randn(3,4), randn(4)", "--examples", "3"])
+    out = capsys.readouterr().out
+    assert status == 0 and "gradgradcheck" in out and "all checks passed" in out
+
+
+def test_wrong_function_fails(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["check", "tests.check.corpus:MissingFactor", "--inputs", "randn(3)", "--order", "1",
+                   "--examples", "2"])
+    out = capsys.readouterr().out
+    assert status == 1 and "FAILED" in out and "Jacobian mismatch" in out
+
+
+def test_float32_uses_auto_steps(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "tests.check.corpus:Exp", "--inputs", "rand(2)", "--dtype", "float32",
+                 "--examples", "2"]) == 0
+
+
+def test_bad_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "nomodule", "--inputs", "randn(2)"]) == 2
+    assert main(["check", "funcgrad:sin", "--inputs", "randn(x)"]) == 2
+    assert "error" in capsys.readouterr().err
+
+
+def test_parse_inputs_literals() -> None:
+    assert parse_inputs("positive(2, 2), 3, 'a'") == [("positive", (2, 2)), 3, "a"]

@@ -1,0 +1,78 @@
+"""check_function: the whole contract of a custom Function."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad as fg
+from funcgrad.autograd import Function
+from funcgrad.check import GradcheckError, check_function
+from tests.check.corpus import NOISY, ONCE, RIGHT, SECOND_ORDER_WRONG, WRONG, Case
+
+
+@pytest.mark.parametrize("case", RIGHT, ids=lambda c: c.name)
+def test_right_functions_keep_the_contract(case: Case) -> None:
+    assert check_function(case.function, *case.inputs(np.float64))[-1] == "second order: ok"
+
+
+@pytest.mark.parametrize("case", WRONG + [SECOND_ORDER_WRONG, NOISY], ids=lambda c: c.name)
+def test_wrong_functions_break_it(case: Case) -> None:
+    with pytest.raises(GradcheckError):
+        check_function(case.function, *case.inputs(np.float64))
+
+
+def test_forgotten_mark_dirty_is_named() -> None:
+    with pytest.raises(GradcheckError, match="mark_dirty") as info:
+        check_function(WRONG[-1].function, *WRONG[-1].inputs(np.float64))
+    assert info.value.check == "function contract"
+
+
+def test_once_differentiable_skips_second_order() -> None:
+    assert check_function(ONCE.function, *ONCE.inputs(np.float64))[-1].endswith("once_differentiable")
+
+
+class TooManyGrads(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2.0
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2.0, g
+
+
+class Float32Grad(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2.0
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g * 2.0).data.astype(np.float32)
+
+
+class IgnoresNeedsInputGrad(Function):
+    """Reads needs_input_grad at the wrong index, so y's gradient goes missing when x needs none."""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return x * y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        gy = g * x if ctx.needs_input_grad[0] else None
+        return g * y, gy
+
+
+@pytest.mark.parametrize("function,match", [(TooManyGrads, "gradients but forward takes"),
+                                            (Float32Grad, "dtype float32")])
+def test_backward_return_values(function: type[Function], match: str) -> None:
+    with pytest.raises(GradcheckError, match=match):
+        check_function(function, fg.randn(3, seed=0))
+
+
+def test_needs_input_grad_is_exercised() -> None:
+    with pytest.raises(GradcheckError, match="input 1"):
+        check_function(IgnoresNeedsInputGrad, fg.randn(3, seed=0), fg.randn(3, seed=1))
