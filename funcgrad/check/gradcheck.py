@@ -306,7 +306,14 @@ def _run(func: Callable[..., Any], prepared: tuple[Any, ...], indices: list[int]
                           "to choose the step per dtype.", UserWarning, stacklevel=3)
     run = _Run(func, prepared, indices, opts)
     try:
-        run.fast() if opts.fast_mode else run.slow()
+        try:
+            run.fast() if opts.fast_mode else run.slow()
+        except RuntimeError as exc:
+            if not opts.order or "once_differentiable" not in str(exc):
+                raise
+            raise run.fail("once_differentiable", "The backward is marked once_differentiable, so it cannot be "
+                           "differentiated and second derivatives are unavailable. Write it with funcgrad "
+                           "operations (and drop the decorator) to support them.") from exc
         if opts.check_undefined_grad:
             run.undefined_grad()
         if opts.check_batched_grad:

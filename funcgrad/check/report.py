@@ -19,8 +19,8 @@ class GradcheckError(RuntimeError):
 
     Attributes:
         check: one of ``"jacobian"``, ``"kink"``, ``"reentrancy"``, ``"undefined grad"``, ``"batched"``,
-            ``"dtype"``, ``"shape"``, ``"function contract"``; prefixed by ``"second order "`` in
-            ``gradgradcheck``.
+            ``"dtype"``, ``"shape"``, ``"once_differentiable"``, ``"function contract"``; prefixed by
+            ``"second order "`` in ``gradgradcheck``.
         output_index, input_index: where it failed, when that applies.
 
     Example:

@@ -9,7 +9,7 @@ import pytest
 import funcgrad as fg
 from funcgrad.autograd import Function
 from funcgrad.check import GradcheckError, gradcheck, gradgradcheck
-from tests.check.corpus import NOISY, RIGHT, SECOND_ORDER_WRONG, WRONG, Case
+from tests.check.corpus import NOISY, ONCE, RIGHT, SECOND_ORDER_WRONG, WRONG, Case
 
 
 def leaf(*shape: int, seed: int = 0, dtype: type = np.float64) -> fg.Tensor:
@@ -158,3 +158,8 @@ def test_matches_torch_verdicts() -> None:
     x = np.random.default_rng(0).standard_normal(4)
     assert gradcheck(fg.tanh, (fg.tensor(x, requires_grad=True),)) == torch.autograd.gradcheck(
         torch.tanh, (torch.tensor(x, requires_grad=True),))
+
+
+def test_once_differentiable_is_named_in_second_order() -> None:
+    assert verdict(gradcheck, ONCE) == "ok"
+    assert verdict(gradgradcheck, ONCE) == "second order once_differentiable"
