@@ -160,7 +160,7 @@ class _Run:
             causes.append("func modifies its inputs in place (an in-place forward without mark_dirty?), so the "
                           "finite differences are taken around moving inputs")
         x = self.inputs[i]
-        if x.dtype != np.float64:
+        if x.dtype != np.float64 and self.opts.eps != "auto":
             causes.append(f"{self.opts.input_label(i)} is {x.dtype}: finite differences lose most of its digits "
                           "(use float64 inputs or eps='auto')")
         return causes
