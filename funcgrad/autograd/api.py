@@ -27,7 +27,7 @@ def _seed_gradients(outputs: tuple[Tensor, ...], grad_outputs: Any, create_graph
     """One starting gradient per output: ones for a scalar output, else the one the caller gave."""
     if grad_outputs is None:
         given: tuple[Any, ...] = (None,) * len(outputs)
-    elif isinstance(grad_outputs, Tensor | np.ndarray):
+    elif isinstance(grad_outputs, Tensor | np.ndarray | np.generic | float | int):
         given = (grad_outputs,)
     else:
         given = tuple(grad_outputs)

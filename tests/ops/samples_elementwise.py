@@ -6,7 +6,7 @@ from tests.ops.sampling import A, P, S, away_from  # noqa: F401
 # value ranges where each elementwise op is smooth (hypothesis draws inside them)
 DOMAINS: dict[str, tuple[float, float]] = {
     "add": (-3, 3), "sub": (-3, 3), "mul": (-3, 3), "div": (0.5, 3), "pow": (0.5, 2), "neg": (-3, 3),
-    "remainder": (0.3, 3), "reciprocal": (0.5, 3),
+    "reciprocal": (0.5, 3),  # remainder: kinks wherever x / y is an integer, so samples only
     "exp": (-2, 2), "exp2": (-2, 2), "expm1": (-2, 2), "log": (0.2, 3), "log2": (0.2, 3),
     "log10": (0.2, 3), "log1p": (-0.5, 3), "sqrt": (0.2, 3), "rsqrt": (0.2, 3), "square": (-3, 3),
     "logaddexp": (-3, 3), "sin": (-3, 3), "cos": (-3, 3), "tan": (-1.2, 1.2), "asin": (-0.8, 0.8),
