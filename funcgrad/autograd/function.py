@@ -15,8 +15,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from funcgrad.autograd.anomaly_mode import record_creation
+from funcgrad.autograd.dispatch import DISPATCH
 from funcgrad.autograd.grad_mode import STATE, no_grad
-from funcgrad.autograd.graph import Node, SavedOutput, next_sequence_nr, saved_version
+from funcgrad.autograd.graph import Node, SavedOutput, next_sequence_nr, pack_saved, saved_version
 from funcgrad.autograd.views import mark_view
 from funcgrad.tensor import Tensor
 
@@ -177,6 +179,7 @@ class BackwardFunction(FunctionCtx):
         self._saved = tuple(saved)
         self._versions = tuple([saved_version(v) for v in saved])
         self._to_save = ()
+        pack_saved(self)
 
     def apply(self, grad_outputs: list[Any], create_graph: bool) -> list[Any]:
         """Call ``backward`` with one Tensor (or None) per output; return one gradient per input."""
@@ -382,7 +385,10 @@ class Function:
                 cls.setup_context(ctx, inputs, output)
             else:
                 output = cls.forward(ctx, *args, **kwargs)
-        return ctx._wrap_outputs(inputs, output, recording)
+        result = ctx._wrap_outputs(inputs, output, recording)
+        if recording and DISPATCH.active:
+            record_creation(ctx)
+        return result
 
     @classmethod
     def _bind(cls, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:

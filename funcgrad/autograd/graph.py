@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import itertools
 import sys
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from funcgrad.autograd import dispatch
+
 if TYPE_CHECKING:
     from funcgrad.tensor import Tensor
 
-__all__ = ["Node", "AccumulateGrad", "RemovableHandle"]
+__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks"]
 
 _sequence = itertools.count()
 next_sequence_nr = _sequence.__next__
@@ -186,6 +189,8 @@ class Node:
         return values
 
     def _unpack(self, value: Any, version: Any, as_tensors: bool) -> Any:
+        if version is PACKED:
+            return value.restore(self, as_tensors)
         if type(version) is tuple:
             return tuple([v if ver is None else self._unpack(v, ver, as_tensors)
                           for v, ver in zip(value, version)])
@@ -302,3 +307,127 @@ def _owned(grad: np.ndarray, dtype: np.dtype) -> np.ndarray:
             and sys.getrefcount(grad) <= _ALONE):
         return grad
     return np.array(grad, dtype=dtype, copy=True)
+
+
+# ----- saved-tensor hooks ----------------------------------------------------------------------------
+PACKED = object()  # the _versions entry of a value stored through saved_tensors_hooks
+
+
+class PackedSaved:
+    """A saved tensor as ``pack_hook`` returned it, with what ``restore`` needs to give it its history back."""
+
+    __slots__ = ("packed", "unpack", "grad_fn", "output_nr", "leaf")
+
+    def __init__(self, packed: Any, unpack: Callable[[Any], Any], grad_fn: Node | None, output_nr: int,
+                 leaf: Tensor | None) -> None:
+        self.packed = packed
+        self.unpack = unpack
+        self.grad_fn = grad_fn      # the history of a saved non-leaf input
+        self.output_nr = output_nr  # with grad_fn None: the saving node's own output nr, or -1 (no history)
+        self.leaf = leaf            # a saved leaf that requires grad: second derivatives must reach it
+
+    def restore(self, node: Node, as_tensors: bool) -> Any:
+        """The tensor ``unpack_hook`` gives back: its array, or a Tensor with the original's history."""
+        from funcgrad.tensor import Tensor
+
+        tensor = self.unpack(self.packed)
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"saved_tensors_hooks: unpack_hook must return a Tensor, got {type(tensor).__name__}")
+        if not as_tensors:
+            return tensor.data
+        if self.leaf is not None:
+            return self.leaf
+        if self.grad_fn is not None:
+            return Tensor._from_node(tensor.data, self.grad_fn, self.output_nr, [0])
+        if self.output_nr >= 0:
+            return Tensor._from_node(tensor.data, node, self.output_nr, [0])
+        return tensor
+
+
+def _pack(value: Any, version: Any, pack: Callable[[Any], Any], unpack: Callable[[Any], Any]) -> Any:
+    """``value`` stored through the hooks (inputs, outputs); None when it is not a saved tensor."""
+    from funcgrad.tensor import Tensor
+
+    if type(version) is list:  # the node's own output, kept as its array
+        return PackedSaved(pack(Tensor._wrap(value)), unpack, None, 0, None)
+    if type(value) is SavedOutput:
+        return PackedSaved(pack(Tensor._wrap(value.data)), unpack, None, value.output_nr, None)
+    if isinstance(value, Tensor):
+        leaf = value if value.grad_fn is None and value._requires_grad else None
+        return PackedSaved(pack(value), unpack, value.grad_fn, value.output_nr if value.grad_fn else -1, leaf)
+    return None
+
+
+def pack_saved(node: Node) -> None:
+    """Store the tensors ``node`` saved through the innermost ``saved_tensors_hooks`` of this thread."""
+    hooks = _SAVED_HOOKS.stack
+    if not hooks or node._saved is FREED or not node._saved:
+        return
+    pack, unpack = hooks[-1]
+    saved, versions = list(node._saved), list(node._versions)
+    for i, (value, version) in enumerate(zip(saved, versions)):
+        if version is None or version is PACKED or type(version) is tuple:
+            continue
+        packed = _pack(value, version, pack, unpack)
+        if packed is not None:
+            saved[i], versions[i] = packed, PACKED
+    node._saved, node._versions = tuple(saved), tuple(versions)
+
+
+class _SavedHooksState(threading.local):
+    stack: list[tuple[Callable[[Any], Any], Callable[[Any], Any]]]
+
+    def __init__(self) -> None:
+        self.stack = []
+
+
+_SAVED_HOOKS = _SavedHooksState()
+
+
+class _SavedHooksLayer(dispatch.Layer):
+    """Packs what every recorded op of the installing thread saves."""
+
+    def __init__(self) -> None:
+        self.thread = threading.get_ident()
+
+    def op(self, spec: Any, proceed: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        out = proceed(args, kwargs)
+        first = out[0] if isinstance(out, tuple) and out else out
+        node = getattr(first, "grad_fn", None)
+        if node is not None and threading.get_ident() == self.thread:
+            pack_saved(node)
+        return out
+
+
+class saved_tensors_hooks:
+    """Context manager: tensors that operations save for backward go through ``pack_hook`` when saved and
+    ``unpack_hook`` when backward needs them (e.g. to keep them compressed or on disk), as torch.
+
+    Args:
+        pack_hook: called with each saved Tensor; whatever it returns is stored instead.
+        unpack_hook: called with that, must return a Tensor with the original's values.
+
+    Example:
+        >>> import funcgrad as fg
+        >>> from funcgrad.autograd.graph import saved_tensors_hooks
+        >>> x = fg.tensor([1.0, 2.0], requires_grad=True)
+        >>> with saved_tensors_hooks(lambda t: t.data.astype("float32"), lambda a: fg.tensor(a, dtype=float)):
+        ...     y = (x * x).sum()
+        >>> y.backward()
+        >>> x.grad
+        tensor([2., 4.])
+    """
+
+    def __init__(self, pack_hook: Callable[[Any], Any], unpack_hook: Callable[[Any], Any]) -> None:
+        self.hooks = (pack_hook, unpack_hook)
+        self._layer: _SavedHooksLayer | None = None
+
+    def __enter__(self) -> saved_tensors_hooks:
+        _SAVED_HOOKS.stack.append(self.hooks)
+        self._layer = _SavedHooksLayer()
+        dispatch.push(self._layer)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _SAVED_HOOKS.stack.pop()
+        dispatch.pop(self._layer)  # type: ignore[arg-type]
