@@ -9,6 +9,7 @@ Example:
     (tensor(12., grad_fn=<MulBackward0>), tensor(12.))
 """
 from funcgrad import autograd, check, linalg
+from funcgrad import ops as _ops
 from funcgrad.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -18,7 +19,6 @@ from funcgrad.autograd.grad_mode import (
 )
 from funcgrad.creation import *  # noqa: F403
 from funcgrad.creation import __all__ as _creation_all
-from funcgrad import ops as _ops
 from funcgrad.tensor import Tensor, _install_methods
 
 _install_methods()

@@ -395,7 +395,8 @@ def _install_methods() -> None:
     from funcgrad.ops.registry import COMPOSITES, METHODS
 
     for name, spec in ops.OPS.items():
-        if spec.params and spec.params[0] in spec.rules and not name.startswith("linalg_") and not hasattr(Tensor, name):
+        is_method = spec.params and spec.params[0] in spec.rules and not name.startswith("linalg_")
+        if is_method and not hasattr(Tensor, name):
             setattr(Tensor, name, getattr(ops, name))
     for name, fn in COMPOSITES.items():
         params = list(inspect.signature(fn).parameters)
