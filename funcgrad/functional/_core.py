@@ -1,0 +1,77 @@
+"""What both functional styles share below their argument conventions: one pass of each mode.
+
+``grad_or_none`` is ``autograd.grad`` tolerant of outputs that do not depend on the inputs;
+``basis`` builds the batched identity seeds of a one-pass Jacobian and ``jacobian_blocks`` cuts
+the pass's result into the ``out.shape + in.shape`` blocks. Nothing here knows about pytrees,
+argnums or ``strict``.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from funcgrad.autograd import forward_ad, grad
+from funcgrad.tensor import Tensor
+
+Shape = tuple[int, ...]
+
+
+def grad_or_none(outputs: Sequence[Tensor | None], inputs: Sequence[Tensor], grad_outputs: Sequence[Any],
+                 create_graph: bool, batched: bool = False) -> tuple[Tensor | None, ...]:
+    """``autograd.grad`` over the outputs that require grad; None for each input none of them reach."""
+    kept = [(out, g) for out, g in zip(outputs, grad_outputs) if out is not None and out.requires_grad]
+    if not kept:
+        return (None,) * len(inputs)
+    outs, seeds = zip(*kept)
+    return grad(outs, inputs, seeds, retain_graph=True, create_graph=create_graph, allow_unused=True,
+                is_grads_batched=batched)
+
+
+def zeros_for(ref: Tensor, batch: Shape = ()) -> Tensor:
+    """Zeros shaped ``batch + ref.shape``: the derivative of an output that does not depend on ``ref``."""
+    return Tensor(np.zeros(batch + ref.shape, ref.dtype))
+
+
+def tangent(t: Tensor) -> Tensor | None:
+    """The forward-mode tangent ``t`` carries at the active dual level, or None."""
+    return forward_ad.unpack_dual(t).tangent
+
+
+def _numels(shapes: Sequence[Shape]) -> list[int]:
+    return [int(np.prod(s)) for s in shapes]
+
+
+def basis(shapes: Sequence[Shape], dtype: Any) -> list[np.ndarray]:
+    """The standard basis of the concatenation of ``shapes``, split per shape.
+
+    Entry ``k`` has shape ``(N, *shapes[k])`` with ``N`` the total number of elements: together they
+    are the rows of the ``N x N`` identity, built once (a single shape gets a view of it).
+    """
+    sizes = _numels(shapes)
+    eye = np.eye(sum(sizes), dtype=dtype)
+    starts = np.cumsum([0, *sizes]).tolist()
+    return [eye[:, s:s + n].reshape((len(eye), *shape)) for s, n, shape in zip(starts, sizes, shapes)]
+
+
+def jacobian_blocks(batched: Sequence[Tensor], out_shapes: Sequence[Shape], in_shapes: Sequence[Shape],
+                    mode: Literal["reverse", "forward"]) -> list[list[Tensor]]:
+    """Cut the result of one batched pass into Jacobian blocks ``[i][j]`` of shape ``out_i + in_j``.
+
+    Args:
+        batched: reverse mode: one ``(total output size, *in_j)`` gradient per input (a row per output
+            element); forward mode: one ``(total input size, *out_i)`` tangent per output.
+        out_shapes: the output shapes.
+        in_shapes: the input shapes.
+        mode: which pass produced ``batched``.
+    """
+    rows, cols = (out_shapes, in_shapes) if mode == "reverse" else (in_shapes, out_shapes)
+    sizes = _numels(rows)
+    starts = np.cumsum([0, *sizes]).tolist()
+    cut = [[b[s:s + n] for s, n in zip(starts, sizes)] for b in batched]  # cut[col][row]
+    if mode == "reverse":
+        return [[cut[j][i].reshape(out + inp) for j, inp in enumerate(in_shapes)] for i, out in enumerate(out_shapes)]
+    # forward: block (n_j, *out_i) -> (n_j, m_i) -> (m_i, n_j) -> out_i + in_j
+    return [[cut[i][j].reshape(sizes[j], -1).T.reshape(out + inp) for j, inp in enumerate(in_shapes)]
+            for i, out in enumerate(out_shapes)]

@@ -1,0 +1,379 @@
+"""``torch.autograd.functional``: vjp, jvp, jacobian, hessian, hvp, vhp on Tensors or tuples of Tensors.
+
+Signatures, defaults, result nesting and ``strict`` errors follow PyTorch. The passes themselves are
+``funcgrad.functional._core``'s: ``vectorize=True`` is one batched backward (or forward) pass seeded
+with the identity, ``jvp`` is true forward mode and ``hvp`` is forward-over-reverse. Deliberate
+difference: forward-mode Jacobians also support ``create_graph=True`` (PyTorch raises).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, NoReturn
+
+import numpy as np
+
+from funcgrad.autograd import forward_ad
+from funcgrad.autograd.grad_mode import enable_grad, no_grad
+from funcgrad.functional._core import basis, grad_or_none, jacobian_blocks, zeros_for
+from funcgrad.ops import stack
+from funcgrad.tensor import Tensor
+
+__all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
+
+Tensors = Tensor | tuple[Tensor, ...]
+Strategy = Literal["reverse-mode", "forward-mode"]
+
+# kind -> (what was found, when it is not allowed); {0}, {1} are the indices given to _strict_check
+_STRICT = {
+    "outputs": ("Output {0} of the user-provided function does not require gradients: the outputs must be "
+                "computed in a differentiable manner from the input", ""),
+    "input": ("The output of the user-provided function is independent of input {0}", ""),
+    "element": ("Output {0} of the user-provided function is independent of input {1}", ""),
+    "jacobian": ("While computing the hessian, found that the jacobian of the user-provided function with "
+                 "respect to input {0} is independent of the input (the function must be twice differentiable "
+                 "with a jacobian that depends on the inputs, which a linear function violates)", ""),
+    "hessian": ("The hessian of the user-provided function is independent of input {0}", ""),
+    "jacobian_graph": ("The jacobian of the user-provided function is independent of input {0}",
+                       " when create_graph=True"),
+    "hessian_graph": ("The hessian of the user-provided function is independent of input {0}",
+                      " when create_graph=True"),
+}
+
+
+def _strict_check(kind: str, index: int | tuple[int, int]) -> NoReturn:
+    """Raise the ``strict=True`` error of ``kind`` for input/output ``index``, from one template."""
+    found, when = _STRICT[kind]
+    raise RuntimeError(found.format(*(index if isinstance(index, tuple) else (index,)))
+                       + f". This is not allowed in strict mode{when}.")
+
+
+# ----- argument conventions --------------------------------------------------------------------
+
+def _as_tuple(value: Any, arg_name: str, fn_name: str) -> tuple[bool, tuple[Tensor, ...]]:
+    """``(was a tuple, the Tensors as a tuple)``, with PyTorch's type error."""
+    is_tuple = isinstance(value, tuple | list)
+    values = tuple(value) if is_tuple else (value,)
+    for i, el in enumerate(values):
+        if not isinstance(el, Tensor):
+            where = f"the value at index {i}" if is_tuple else f"the given {arg_name}"
+            raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors "
+                            f"but {where} has type {type(el)}.")
+    return is_tuple, values
+
+
+def _unpack(result: Sequence[Any], is_tuple: bool) -> Any:
+    return tuple(result) if is_tuple else result[0]
+
+
+def _prepare(inputs: tuple[Tensor, ...], create_graph: bool) -> tuple[Tensor, ...]:
+    """New Tensor objects requiring grad: differentiable views of inputs when ``create_graph``, else detached."""
+    return tuple(x.view_as(x) if create_graph and x.requires_grad else x.detach().requires_grad_()
+                 for x in inputs)
+
+
+def _finish(tensors: Sequence[Tensor], create_graph: bool) -> tuple[Tensor, ...]:
+    return tuple(tensors) if create_graph else tuple(t.detach() for t in tensors)
+
+
+def _vector(v: Any, refs: tuple[Tensor, ...], fn_name: str, of: str) -> tuple[Tensor, ...]:
+    """Check ``v`` (one Tensor per ref, same sizes); None only for a single one-element ref."""
+    if v is None:
+        if len(refs) != 1 or refs[0].numel() != 1:
+            raise RuntimeError(f"The vector v can only be None if the {of} is a single Tensor with a single "
+                               "element.")
+        return (Tensor(np.ones(refs[0].shape, refs[0].dtype)),)
+    _, vs = _as_tuple(v, "v", fn_name)
+    if len(vs) != len(refs):
+        raise RuntimeError(f"v is a tuple of invalid length: should be {len(refs)} but got {len(vs)}.")
+    for i, (el, ref) in enumerate(zip(vs, refs)):
+        if el.shape != ref.shape:
+            prefix = f"Entry {i} in " if len(refs) > 1 else ""
+            raise RuntimeError(f"{prefix}v has invalid size: should be {ref.shape} but got {el.shape}.")
+    return tuple(el.detach() for el in vs)
+
+
+def _call(func: Callable[..., Any], inputs: tuple[Tensor, ...], fn_name: str,
+          strict: bool) -> tuple[bool, tuple[Tensor, ...]]:
+    """Run ``func`` in grad mode; its outputs as a tuple, each required to need grad when ``strict``."""
+    with enable_grad():
+        is_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", fn_name)
+    for i, out in enumerate(outputs):
+        if strict and not out.requires_grad:
+            _strict_check("outputs", i)
+    return is_tuple, outputs
+
+
+def _fill(grads: Sequence[Tensor | None], refs: Sequence[Tensor], strict: bool, create_graph: bool,
+          stage: Literal["jacobian", "hessian"]) -> tuple[Tensor, ...]:
+    """Zeros for the None gradients, or the strict errors (``input``/``hessian``, ``*_graph``)."""
+    for i, g in enumerate(grads):
+        if strict and g is None:
+            _strict_check("input" if stage == "jacobian" else "hessian", i)
+        if strict and create_graph and g is not None and not g.requires_grad:
+            _strict_check(f"{stage}_graph", i)
+    return tuple(g if g is not None else zeros_for(ref) for g, ref in zip(grads, refs))
+
+
+# ----- vjp / jvp -------------------------------------------------------------------------------
+
+def vjp(func: Callable[..., Any], inputs: Tensors, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Tensors, Tensors]:
+    """The vector-Jacobian product ``v^T J`` of ``func`` at ``inputs``, as ``torch.autograd.functional.vjp``.
+
+    Args:
+        func: takes Tensors, returns a Tensor or a tuple of Tensors.
+        inputs: a Tensor or a tuple of Tensors.
+        v: one Tensor per output, of its shape (may be None for a single one-element output).
+        create_graph: make the result differentiable (w.r.t. inputs that require grad).
+        strict: raise when an output does not require grad or an input does not affect the outputs.
+
+    Returns:
+        ``(func_output, vjp)``; ``vjp`` is structured and shaped like ``inputs``.
+
+    Example:
+        >>> import funcgrad as fg
+        >>> vjp(lambda x: 2 * x, fg.tensor([1.0, 2.0]), fg.tensor([1.0, 1.0]))
+        (tensor([2., 4.]), tensor([2., 2.]))
+    """
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
+    xs = _prepare(inputs, create_graph)
+    is_outputs_tuple, outputs = _call(func, xs, "vjp", strict)
+    vs = _vector(v, outputs, "vjp", "user-provided function returns")
+    with enable_grad():
+        grads = _fill(grad_or_none(outputs, xs, vs, create_graph), xs, strict, create_graph, "jacobian")
+    return (_unpack(_finish(outputs, create_graph), is_outputs_tuple),
+            _unpack(_finish(grads, create_graph), is_inputs_tuple))
+
+
+def _forward(func: Callable[..., Any], xs: tuple[Tensor, ...], tangents: Sequence[Any], fn_name: str,
+             strict: bool) -> tuple[bool, tuple[Tensor, ...], tuple[Tensor, ...]]:
+    """One forward-mode pass: ``(is_outputs_tuple, outputs, output tangents)``, zeros where none flowed."""
+    with forward_ad.dual_level():
+        is_tuple, outputs = _call(func, tuple(forward_ad.make_dual(x, t) for x, t in zip(xs, tangents)),
+                                  fn_name, strict)
+        pairs = [forward_ad.unpack_dual(out) for out in outputs]
+    batch = tuple(tangents[0].shape[:1]) if tangents[0].ndim > xs[0].ndim else ()
+    return (is_tuple, tuple(p.primal for p in pairs),
+            tuple(p.tangent if p.tangent is not None else zeros_for(out, batch) for p, out in zip(pairs, outputs)))
+
+
+def jvp(func: Callable[..., Any], inputs: Tensors, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Tensors, Tensors]:
+    """The Jacobian-vector product ``J v`` of ``func`` at ``inputs``, by forward mode.
+
+    Args:
+        func: takes Tensors, returns a Tensor or a tuple of Tensors.
+        inputs: a Tensor or a tuple of Tensors.
+        v: one Tensor per input, of its shape (may be None for a single one-element input).
+        create_graph: make the result differentiable (w.r.t. inputs that require grad).
+        strict: raise when an output does not require grad.
+
+    Returns:
+        ``(func_output, jvp)``; ``jvp`` is structured and shaped like the output.
+
+    Example:
+        >>> import funcgrad as fg
+        >>> jvp(lambda x: x ** 2, fg.tensor([1.0, 3.0]), fg.tensor([1.0, 1.0]))
+        (tensor([1., 9.]), tensor([2., 6.]))
+    """
+    _, inputs = _as_tuple(inputs, "inputs", "jvp")
+    xs = _prepare(inputs, create_graph)
+    vs = _vector(v, xs, "jvp", "input to the user-provided function")
+    with enable_grad() if create_graph or strict else no_grad():  # strict checks outputs' requires_grad
+        is_outputs_tuple, outputs, tangents = _forward(func, xs, vs, "jvp", strict)
+    return (_unpack(_finish(outputs, create_graph), is_outputs_tuple),
+            _unpack(_finish(tangents, create_graph), is_outputs_tuple))
+
+
+# ----- jacobian / hessian ----------------------------------------------------------------------
+
+def _jacobian_rows(outputs: tuple[Tensor, ...], xs: tuple[Tensor, ...], create_graph: bool, strict: bool,
+                   vectorize: bool) -> list[Tensor]:
+    """Reverse mode: per input, the ``(total output size, *input.shape)`` stack of the Jacobian's rows."""
+    if vectorize:
+        seeds = basis([out.shape for out in outputs], outputs[0].dtype)
+        batch = seeds[0].shape[:1]
+        grads = grad_or_none(outputs, xs, seeds, create_graph, batched=True)
+        return [g if g is not None else zeros_for(x, batch) for g, x in zip(grads, xs)]
+    rows: list[list[Tensor]] = [[] for _ in xs]
+    for i, out in enumerate(outputs):
+        for seed in basis([out.shape], out.dtype)[0]:  # one backward pass per output element
+            for j, (g, x) in enumerate(zip(grad_or_none([out], xs, [seed], create_graph), xs)):
+                if strict and g is None:
+                    _strict_check("element", (i, j))
+                if strict and create_graph and g is not None and not g.requires_grad:
+                    _strict_check("jacobian_graph", j)
+                rows[j].append(g if g is not None else zeros_for(x))
+    return [stack(r) if r else zeros_for(x, (0,)) for r, x in zip(rows, xs)]
+
+
+def jacobian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = False, strict: bool = False,
+             vectorize: bool = False, strategy: Strategy = "reverse-mode") -> Any:
+    """The Jacobian of ``func`` at ``inputs``, as ``torch.autograd.functional.jacobian``.
+
+    Args:
+        func: takes Tensors, returns a Tensor or a tuple of Tensors.
+        inputs: a Tensor or a tuple of Tensors.
+        create_graph: make the result differentiable (w.r.t. inputs that require grad).
+        strict: raise when an output does not depend on an input (not with ``vectorize=True``).
+        vectorize: one batched pass seeded with the identity instead of one pass per output element.
+        strategy: ``"reverse-mode"`` (rows) or ``"forward-mode"`` (columns; needs ``vectorize=True``).
+
+    Returns:
+        A Tensor of shape ``output.shape + input.shape``; a tuple of them over inputs (tuple inputs) or
+        over outputs (tuple outputs); a tuple (over outputs) of tuples (over inputs) when both are tuples.
+
+    Example:
+        >>> import funcgrad as fg
+        >>> jacobian(lambda x: x ** 2, fg.tensor([1.0, 2.0]))
+        tensor([[2., 0.],
+                [0., 4.]])
+    """
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+                         'function has more outputs than inputs, "forward-mode" tends to be more performant. '
+                         'Otherwise, prefer to use "reverse-mode".')
+    if strict and (vectorize or strategy == "forward-mode"):
+        option, other = (("`vectorized=True`", "`vectorize=False`") if vectorize
+                         else ('`strategy="forward-mode"`', '`strategy="reverse-mode"`'))
+        raise RuntimeError(f"torch.autograd.functional.jacobian: `strict=True` and {option} are not supported "
+                           f"together. Please either set `strict=False` or {other}.")
+    if strategy == "forward-mode" and not vectorize:
+        raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian is only "
+                                  "implemented for `vectorize=True`.")
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+    xs = _prepare(inputs, create_graph)
+    in_shapes = [x.shape for x in xs]
+    with enable_grad() if create_graph else no_grad():
+        if strategy == "forward-mode":
+            tangents = [Tensor(t) for t in basis(in_shapes, xs[0].dtype)]
+            is_outputs_tuple, outputs, batched = _forward(func, xs, tangents, "jacobian", strict)
+            mode: Literal["reverse", "forward"] = "forward"
+        else:
+            is_outputs_tuple, outputs = _call(func, xs, "jacobian", strict)
+            with enable_grad():
+                batched = tuple(_jacobian_rows(outputs, xs, create_graph, strict, vectorize))
+            mode = "reverse"
+        blocks = jacobian_blocks(batched, [out.shape for out in outputs], in_shapes, mode)
+    return _unpack([_unpack(_finish(row, create_graph), is_inputs_tuple) for row in blocks], is_outputs_tuple)
+
+
+def hessian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = False, strict: bool = False,
+            vectorize: bool = False, outer_jacobian_strategy: Strategy = "reverse-mode") -> Any:
+    """The Hessian of a scalar function, as ``torch.autograd.functional.hessian``: the Jacobian of its gradient.
+
+    Args:
+        func: takes Tensors, returns a Tensor with a single element.
+        inputs: a Tensor or a tuple of Tensors.
+        create_graph: make the result differentiable (w.r.t. inputs that require grad).
+        strict: raise when the gradient does not depend on an input.
+        vectorize: compute the outer Jacobian in one batched pass.
+        outer_jacobian_strategy: ``"reverse-mode"`` (reverse-over-reverse) or ``"forward-mode"``
+            (forward-over-reverse; needs ``vectorize=True``).
+
+    Returns:
+        A Tensor of shape ``input.shape + input.shape``, or for tuple inputs a tuple of tuples:
+        ``result[i][j]`` has shape ``inputs[i].shape + inputs[j].shape``.
+
+    Example:
+        >>> import funcgrad as fg
+        >>> hessian(lambda x: (x ** 3).sum(), fg.tensor([1.0, 2.0]))
+        tensor([[ 6.,  0.],
+                [ 0., 12.]])
+    """
+    is_inputs_tuple, _ = _as_tuple(inputs, "inputs", "hessian")
+
+    def gradient(*xs: Tensor) -> Any:
+        if outer_jacobian_strategy == "forward-mode":  # keep the duals: _prepare would detach them
+            xs = tuple(x if x.requires_grad else x.requires_grad_() for x in xs)
+        grads = jacobian(lambda *a: _single_scalar(func, a, "hessian", strict), xs, create_graph=True)
+        for i, g in enumerate(grads):
+            if strict and not g.requires_grad:
+                _strict_check("jacobian", i)
+        return grads if is_inputs_tuple else grads[0]
+
+    return jacobian(gradient, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
+                    strategy=outer_jacobian_strategy)
+
+
+def _single_scalar(func: Callable[..., Any], xs: tuple[Tensor, ...], fn_name: str, strict: bool) -> Tensor:
+    """``func(*xs)``, checked to be a single one-element Tensor, as a 0-d Tensor."""
+    is_tuple, outputs = _call(func, xs, fn_name, strict)
+    if is_tuple:
+        raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
+    if outputs[0].numel() != 1:
+        raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should contain a single "
+                           "element")
+    return outputs[0].reshape(())
+
+
+# ----- hvp / vhp -------------------------------------------------------------------------------
+
+def _gradient(func: Callable[..., Any], xs: tuple[Tensor, ...], fn_name: str,
+              strict: bool) -> tuple[Tensor, tuple[Tensor, ...]]:
+    """``(output, gradient)`` of a scalar function, the gradient recorded for differentiation."""
+    out = _single_scalar(func, xs, fn_name, strict)
+    with enable_grad():
+        grads = grad_or_none([out], xs, [None], create_graph=True)
+    for i, g in enumerate(grads):
+        if strict and g is None:
+            _strict_check("input", i)
+        elif strict and not g.requires_grad:
+            _strict_check("jacobian", i)
+    return out, tuple(g if g is not None else zeros_for(x) for g, x in zip(grads, xs))
+
+
+def vhp(func: Callable[..., Any], inputs: Tensors, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Tensor, Tensors]:
+    """The vector-Hessian product ``v^T H`` of a scalar function, by reverse-over-reverse.
+
+    Args:
+        func: takes Tensors, returns a Tensor with a single element.
+        inputs: a Tensor or a tuple of Tensors.
+        v: one Tensor per input, of its shape (may be None for a single one-element input).
+        create_graph: make the result differentiable (w.r.t. inputs that require grad).
+        strict: raise when the gradient or the Hessian does not depend on an input.
+
+    Returns:
+        ``(func_output, vhp)``; ``vhp`` is structured and shaped like ``inputs``.
+
+    Example:
+        >>> import funcgrad as fg
+        >>> vhp(lambda x: (x ** 3).sum(), fg.tensor([1.0, 2.0]), fg.tensor([1.0, 1.0]))
+        (tensor(9.), tensor([ 6., 12.]))
+    """
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
+    xs = _prepare(inputs, create_graph)
+    vs = _vector(v, xs, "vhp", "input to the user-provided function")
+    out, grads = _gradient(func, xs, "vhp", strict)
+    with enable_grad() if create_graph else no_grad():
+        result = _fill(grad_or_none(grads, xs, vs, create_graph), xs, strict, create_graph, "hessian")
+    return _finish([out], create_graph)[0], _unpack(_finish(result, create_graph), is_inputs_tuple)
+
+
+def hvp(func: Callable[..., Any], inputs: Tensors, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Tensor, Tensors]:
+    """The Hessian-vector product ``H v`` of a scalar function, by forward-over-reverse.
+
+    Args:
+        func: takes Tensors, returns a Tensor with a single element.
+        inputs: a Tensor or a tuple of Tensors.
+        v: one Tensor per input, of its shape (may be None for a single one-element input).
+        create_graph: make the result differentiable (w.r.t. inputs that require grad).
+        strict: raise when the gradient or the Hessian does not depend on an input.
+
+    Returns:
+        ``(func_output, hvp)``; ``hvp`` is structured and shaped like ``inputs``.
+
+    Example:
+        >>> import funcgrad as fg
+        >>> hvp(lambda x: (x ** 3).sum(), fg.tensor([1.0, 2.0]), fg.tensor([1.0, 1.0]))
+        (tensor(9.), tensor([ 6., 12.]))
+    """
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
+    xs = _prepare(inputs, create_graph)
+    vs = _vector(v, xs, "hvp", "input to the user-provided function")
+    with forward_ad.dual_level():
+        out, grads = _gradient(func, tuple(forward_ad.make_dual(x, t) for x, t in zip(xs, vs)), "hvp", strict)
+        result = _fill([forward_ad.unpack_dual(g).tangent for g in grads], xs, strict, create_graph, "hessian")
+    return _finish([out], create_graph)[0], _unpack(_finish(result, create_graph), is_inputs_tuple)
