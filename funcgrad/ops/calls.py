@@ -1,0 +1,231 @@
+"""The call path of table ops: the public function that runs the kernel, and the recorder that builds
+the node, saves what the rules name and wraps the outputs, only when an input requires grad.
+
+Unary and binary ops on ``(x[, y])`` get functions with plain parameters: the hottest path in the
+library, where argument packing alone would cost a tenth of an op.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from funcgrad.autograd.dispatch import DISPATCH
+from funcgrad.autograd.grad_mode import STATE
+from funcgrad.autograd.graph import Node, SavedOutput, next_sequence_nr, saved_version
+
+if TYPE_CHECKING:
+    from funcgrad.ops.registry import OpSpec
+
+NO_EDGE: tuple[None, int] = (None, 0)
+
+
+def make_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
+    """The op's function; ``checked=False`` gives the variant that skips the dispatch check (for layers)."""
+    from funcgrad.tensor import Tensor
+
+    dispatch = DISPATCH
+
+    kernel = spec.kernel
+    n_params = len(spec.params)
+    positions = spec.tensor_positions
+    bind = spec.bind
+    record = _recorder(spec)
+    wrap = Tensor._wrap
+    differentiable = spec.differentiable
+
+    # unary and binary ops on (x[, y]) are the hottest path: plain parameters, no packing
+    if spec.params == ("x",):
+        def unary(x: Any) -> Any:
+            if checked and dispatch.active:
+                return dispatch.call_op(spec, spec.plain, (x,), {})
+            if not isinstance(x, Tensor):
+                return kernel(x)
+            out = kernel(x.data)
+            if x._requires_grad and differentiable and STATE.grad_enabled:
+                return record((x,), out)
+            return wrap(out)
+        return unary
+
+    if spec.params == ("x", "y"):
+        def binary(x: Any, y: Any) -> Any:
+            if checked and dispatch.active:
+                return dispatch.call_op(spec, spec.plain, (x, y), {})
+            if isinstance(x, Tensor):
+                if isinstance(y, Tensor):
+                    out = kernel(x.data, y.data)
+                    requires_grad = x._requires_grad or y._requires_grad
+                else:
+                    out = kernel(x.data, y)
+                    requires_grad = x._requires_grad
+            elif isinstance(y, Tensor):
+                out = kernel(x, y.data)
+                requires_grad = y._requires_grad
+            else:
+                return kernel(x, y)
+            if requires_grad and differentiable and STATE.grad_enabled:
+                return record((x, y), out)
+            return wrap(out)
+        return binary
+
+    def op(*args: Any, **kwargs: Any) -> Any:
+        if checked and dispatch.active:
+            return dispatch.call_op(spec, spec.plain, args, kwargs)
+        if kwargs or len(args) != n_params:
+            args = bind(args, kwargs)
+        arrays = list(args)
+        has_tensor = requires_grad = False
+        for i in positions:
+            a = args[i]
+            if isinstance(a, Tensor):
+                has_tensor = True
+                arrays[i] = a.data
+                if a._requires_grad:
+                    requires_grad = True
+        out = kernel(*arrays)
+        if not has_tensor:
+            return out
+        if requires_grad and differentiable and STATE.grad_enabled:
+            return record(args, out)
+        return wrap(out)
+
+    return op
+
+
+def make_sequence_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
+    """As ``_make_op``, for ops whose tensors come as one sequence argument."""
+    from funcgrad.tensor import Tensor
+
+    dispatch = DISPATCH
+
+    kernel = spec.kernel
+    bind = spec.bind
+    seq = spec.params.index(spec.sequence)  # type: ignore[arg-type]
+    record = _recorder(spec)
+
+    def op(*args: Any, **kwargs: Any) -> Any:
+        if checked and dispatch.active:
+            return dispatch.call_op(spec, spec.plain, args, kwargs)
+        args = bind(args, kwargs)
+        items = tuple(args[seq])
+        if not items:
+            raise ValueError(f"{spec.name}() expects a non-empty sequence of tensors")
+        arrays = list(args)
+        arrays[seq] = [a.data if isinstance(a, Tensor) else a for a in items]
+        out = kernel(*arrays)
+        if not any(isinstance(a, Tensor) for a in items):
+            return out
+        if STATE.grad_enabled and any(isinstance(a, Tensor) and a.requires_grad for a in items):
+            return record(args[:seq] + (items,) + args[seq + 1:], out)
+        return Tensor._wrap(out)
+
+    return op
+
+
+def _recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
+    """The slow half of an op call: build the node, save what the rules need, wrap the output."""
+    from funcgrad.tensor import Tensor
+
+    node_class = spec.node_class
+    positions = spec.tensor_positions
+    saved_positions = spec.saved_positions
+    saved_users = spec.saved_users if not spec.sequence else ((),) * len(saved_positions)
+    seq = spec.params.index(spec.sequence) if spec.sequence else -1
+    multi = spec.multi_output
+    new = object.__new__
+    ndarray = np.ndarray
+
+    def record(args: tuple[Any, ...], out: Any) -> Any:
+        if multi:
+            if not any(np.asarray(o).dtype.kind in "fc" for o in out):
+                return tuple([Tensor._wrap(o) for o in out])
+        elif out.dtype.kind not in "fc":
+            return Tensor._wrap(out)  # integer or bool results carry no gradient
+        node = new(node_class)
+        node.sequence_nr = next_sequence_nr()
+        node._hooks = None
+        edges = []
+        shapes = []
+        for a in (args[seq] if seq >= 0 else [args[i] for i in positions]):
+            if isinstance(a, Tensor) and a._requires_grad:
+                fn = a.grad_fn
+                edges.append((fn, a.output_nr) if fn is not None else (a._accumulator(), 0))
+                d = a.data
+                shapes.append((d.shape, d.dtype))
+            else:
+                edges.append(NO_EDGE)
+                shapes.append(None)
+        node.next_functions = tuple(edges)
+        node._shapes = tuple(shapes)
+        if multi:
+            node._n_outputs = len(out)
+            results = tuple([_output(o, node, i) for i, o in enumerate(out)])
+        else:
+            result = new(Tensor)
+            result.data = out if type(out) is ndarray else np.asarray(out)
+            result._requires_grad = True
+            result.grad = result._extra = None
+            result.grad_fn = node
+            result.output_nr = 0
+            result._version_counter = [0]
+        if not saved_positions:
+            node._saved = node._versions = ()
+            return results if multi else result
+        saved = []
+        versions = []
+        for p, users in zip(saved_positions, saved_users):
+            for u in users:
+                if edges[u] is not NO_EDGE:
+                    break
+            else:
+                if users:  # only rules of inputs that need no gradient would read it
+                    saved.append(None)
+                    versions.append(None)
+                    continue
+            if p >= 0:
+                value = args[p]
+                saved.append(value)
+                versions.append(value._version_counter[0] if isinstance(value, Tensor) else saved_version(value))
+            elif p < -1:  # only the shape of an input (a tuple of shapes for a sequence input)
+                source = args[-p - 2]
+                saved.append(tuple([np.shape(e) for e in source]) if -p - 2 == seq else np.shape(source))
+                versions.append(None)
+            elif multi:
+                value = tuple([SavedOutput(r.data, r._version_counter, i) for i, r in enumerate(results)])
+                saved.append(value)
+                versions.append(saved_version(value))
+            else:  # the op's own output: its array, checked through its version counter (saved at 0)
+                saved.append(result.data)
+                versions.append(result._version_counter)
+        node._saved = tuple(saved)
+        node._versions = tuple(versions)
+        return results if multi else result
+
+    return record
+
+
+def _output(out: Any, node: Node, output_nr: int) -> Any:
+    from funcgrad.tensor import Tensor
+
+    data = out if type(out) is np.ndarray else np.asarray(out)
+    if data.dtype.kind not in "fc":
+        return Tensor._wrap(data)
+    return Tensor._from_node(data, node, output_nr, [0])
+
+
+def as_view_op(spec: OpSpec, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a view op so its Tensor result is marked as a view of its first argument."""
+    from funcgrad.autograd.views import mark_view
+    from funcgrad.tensor import Tensor
+
+    def view_op(*args: Any, **kwargs: Any) -> Any:
+        out = fn(*args, **kwargs)
+        if isinstance(out, Tensor):
+            source = args[0] if args else kwargs[spec.params[0]]
+            if isinstance(source, Tensor):
+                full = spec.bind(args, kwargs)
+                mark_view(out, source, lambda base: spec.plain(base, *full[1:]))
+        return out
+
+    return view_op

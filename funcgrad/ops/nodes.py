@@ -1,0 +1,76 @@
+"""The node classes of table ops: ``node_class(spec, rules)`` makes ``<Name>Backward0``, whose ``apply``
+runs one backward rule per input that needs a gradient. Rules get the saved values they name."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from funcgrad.autograd.graph import Node
+
+if TYPE_CHECKING:
+    from funcgrad.ops.registry import OpSpec
+
+
+def camel(name: str) -> str:
+    """``"log_softmax"`` -> ``"LogSoftmax"``."""
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+
+
+def node_class(spec: OpSpec, bound: tuple[Any, ...]) -> type[Node]:
+    """The node class of ``spec``; ``bound`` holds ``(rule, input name, saved-value indices)`` per input."""
+    base = _SequenceOpNode if spec.sequence else _OpNode
+    attrs = {"_name": f"{camel(spec.name)}Backward0", "_rules": bound, "_spec": spec}
+    if not spec.multi_output:
+        attrs["__slots__"] = ()  # multi-output nodes keep a __dict__ for their per-call _n_outputs
+    return type(f"{camel(spec.name)}Backward0", (base,), attrs)
+
+
+def _missing(spec: OpSpec, slot: str) -> NotImplementedError:
+    return NotImplementedError(f"the derivative of '{spec.name}' with respect to '{slot}' is not implemented")
+
+
+class _OpNode(Node):
+    """A node generated from a table entry: runs one rule per input that needs a gradient."""
+
+    __slots__ = ()
+    _rules: tuple[Any, ...] = ()
+    _spec: OpSpec
+
+    def _gradient(self, grad_outputs: list[Any], values: tuple[Any, ...]) -> Any:
+        if not self._spec.multi_output:
+            return grad_outputs[0]
+        outs = values[self._spec.out_index]
+        return tuple(g if g is not None else np.zeros(o.shape, o.dtype) for g, o in zip(grad_outputs, outs))
+
+    def apply(self, grad_outputs: list[Any], create_graph: bool) -> list[Any]:
+        values = self.unpack_saved(create_graph) if self._saved else ()
+        g = self._gradient(grad_outputs, values) if self._spec.multi_output else grad_outputs[0]
+        grads = []
+        for (rule, slot, idx), (edge, _) in zip(self._rules, self.next_functions):
+            if edge is None:
+                grads.append(None)
+            elif not callable(rule):  # None or NONDIFF
+                raise _missing(self._spec, slot)
+            elif not idx:
+                grads.append(rule(g))
+            elif len(idx) == 1:
+                grads.append(rule(g, values[idx[0]]))
+            else:
+                grads.append(rule(g, *[values[i] for i in idx]))
+        return grads
+
+
+class _SequenceOpNode(_OpNode):
+    """A node whose op takes a sequence of tensors (cat, stack, einsum): one edge per element."""
+
+    __slots__ = ()
+
+    def apply(self, grad_outputs: list[Any], create_graph: bool) -> list[Any]:
+        values = self.unpack_saved(create_graph) if self._saved else ()
+        g = self._gradient(grad_outputs, values)
+        (rule, slot, idx), = self._rules
+        if not callable(rule):
+            raise _missing(self._spec, slot)
+        grads = list(rule(g, *[values[i] for i in idx]))
+        return [gi if edge is not None else None for gi, (edge, _) in zip(grads, self.next_functions)]
