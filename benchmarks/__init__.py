@@ -5,5 +5,7 @@
 """
 from benchmarks.harness import Workload
 from benchmarks.workloads import WORKLOADS as FIRST_ORDER
+from benchmarks.workloads_check import WORKLOADS as CHECKS
+from benchmarks.workloads_functional import WORKLOADS as TRANSFORMS
 
-WORKLOADS: list[Workload] = [*FIRST_ORDER]
+WORKLOADS: list[Workload] = [*FIRST_ORDER, *TRANSFORMS, *CHECKS]

@@ -5,7 +5,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from benchmarks import WORKLOADS
+from benchmarks import CHECKS, TRANSFORMS, WORKLOADS
 from benchmarks.harness import Workload, run, table, target_report, verify
 
 
@@ -18,8 +18,24 @@ def _outputs(workload: Workload, frameworks: frozenset[str] | None) -> dict[str,
 def test_funcgrad_matches_the_numpy_gradient(workload: Workload) -> None:
     """torch and autograd are left out to keep this fast; every benchmark run checks them before timing."""
     outputs = _outputs(workload, frozenset({"funcgrad"}))
-    assert set(outputs) == {"funcgrad", "numpy"}
+    assert {"funcgrad", workload.reference} <= set(outputs)
+    assert not [label for label in outputs if label.startswith(("torch", "autograd"))]
     verify(workload, outputs)
+
+
+@pytest.mark.parametrize("workload", [*TRANSFORMS, *CHECKS], ids=lambda wl: wl.name)
+def test_every_row_agrees_and_every_target_names_a_row(workload: Workload) -> None:
+    """With torch too (when installed): its rows agree, and the targets' references are row labels."""
+    pytest.importorskip("torch")
+    outputs = _outputs(workload, None)
+    verify(workload, outputs)
+    assert {ref for target in workload.targets for ref in target.references} <= set(outputs)
+
+
+def test_a_row_label_selects_that_row_and_the_reference() -> None:
+    """What ``--profile 'fg loop'`` relies on."""
+    jacobian = next(wl for wl in WORKLOADS if wl.name == "jacobian")
+    assert set(jacobian.build(jacobian.small_sizes, frozenset({"fg loop"}))) == {"fg loop", "numpy"}
 
 
 def test_verify_rejects_a_gradient_off_in_the_sixth_digit() -> None:
