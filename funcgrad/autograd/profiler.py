@@ -30,17 +30,19 @@ _SORT_KEYS = ("self_cpu_time_total", "cpu_time_total", "cpu_time", "count")
 class FunctionEvent:
     """One recorded call: an op (``kind="op"``), a backward node (``"node"``) or a user region (``"user"``).
 
-    Times are in microseconds, as torch's.
+    Times are in microseconds, as torch's; ``cpu_parent`` is the call this one ran inside, if any.
     """
 
-    __slots__ = ("name", "kind", "input_shapes", "thread", "start_ns", "end_ns", "children_ns")
+    __slots__ = ("name", "kind", "input_shapes", "thread", "cpu_parent", "start_ns", "end_ns", "children_ns")
     count = 1
 
-    def __init__(self, name: str, kind: str, input_shapes: list[Any], thread: int) -> None:
+    def __init__(self, name: str, kind: str, input_shapes: list[Any], thread: int,
+                 cpu_parent: FunctionEvent | None) -> None:
         self.name = name
         self.kind = kind
         self.input_shapes = input_shapes
         self.thread = thread
+        self.cpu_parent = cpu_parent
         self.start_ns = self.end_ns = self.children_ns = 0
 
     @property
@@ -201,18 +203,19 @@ class _ProfilerLayer(dispatch.Layer):
 
     def begin(self, name: str, kind: str, inputs: Iterable[Any]) -> FunctionEvent:
         """Start timing a call."""
-        event = FunctionEvent(name, kind, _shapes(inputs) if self.record_shapes else [], threading.get_ident())
-        self.open.stack.append(event)
+        stack = self.open.stack
+        event = FunctionEvent(name, kind, _shapes(inputs) if self.record_shapes else [], threading.get_ident(),
+                              stack[-1] if stack else None)
+        stack.append(event)
         event.start_ns = time.perf_counter_ns()  # last, so the bookkeeping above is not counted
         return event
 
     def end(self, event: FunctionEvent) -> None:
         """Stop timing the innermost call, ``event``; its time counts toward its parent's children."""
         event.end_ns = time.perf_counter_ns()
-        stack = self.open.stack
-        stack.pop()
-        if stack:
-            stack[-1].children_ns += event.end_ns - event.start_ns
+        self.open.stack.pop()
+        if event.cpu_parent is not None:
+            event.cpu_parent.children_ns += event.end_ns - event.start_ns
         self.events.append(event)
 
     def op(self, spec: Any, proceed: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
