@@ -7,9 +7,11 @@ tangents the tangent the op table's JVP rule computes:
   each partial Jacobian of an elementwise op is diagonal);
 - ``LINEAR``: the op itself applied to the tangents (zeros for inputs without one);
 - a function ``jvp=lambda x_t, y_t, x, y, out: ...`` naming tangents as ``<input>_t`` (zeros when an
-  input has none) and anything else as a VJP rule may.
+  input has none; a list for a sequence input) and anything else as a VJP rule may.
 
-A tangent may carry one leading batch dimension (a batch of directions, pushed in one pass). JVP
+A tangent may carry one leading batch dimension (a batch of directions, pushed in one pass). Only
+some inputs' tangents may have it (the zeros given for inputs without a tangent never do), so an
+explicit rule addresses dims from the end and keeps the batch in front (``formulas.align``). JVP
 rules run with tangent propagation off, on Tensors, so they record a reverse-mode graph when grad
 mode is on: reverse-over-forward and forward-over-reverse both work.
 """
@@ -60,7 +62,7 @@ class _ForwardLayer(dispatch.Layer):
             for o, t in zip(out, tangent):
                 if t is not None and isinstance(o, Tensor) and o.dtype.kind in "fc":
                     self.attach(o, t)
-        elif isinstance(out, Tensor) and tangent is not None:
+        elif isinstance(out, Tensor) and tangent is not None and out.dtype.kind in "fc":
             self.attach(out, tangent)
         return out
 
@@ -105,7 +107,7 @@ class dual_level:
         >>> with fwAD.dual_level():
         ...     y = fg.sin(fwAD.make_dual(x, fg.ones(2))) * 2
         ...     fwAD.unpack_dual(y).tangent
-        tensor([1.08060461, -0.83229367])
+        tensor([ 1.08060461, -0.83229367])
     """
 
     def __enter__(self) -> int:
@@ -171,11 +173,18 @@ def _tangent(value: Any) -> Tensor | None:
 
 
 def _input_tangents(spec: OpSpec, full: tuple[Any, ...]) -> list[Any]:
-    """One entry per differentiable input (per element of a sequence input): its tangent or None."""
+    """One entry per rule input (per element of a sequence input): its tangent, or None (also for NONDIFF)."""
     if spec.sequence:
         return [_tangent(a) for a in full[spec.params.index(spec.sequence)]]
     return [_tangent(full[p]) if rule is not NONDIFF else None
             for p, rule in zip(spec.tensor_positions, spec.rules.values())]
+
+
+def _primals(spec: OpSpec, full: tuple[Any, ...]) -> list[Any]:
+    """The inputs ``_input_tangents`` pairs its entries with."""
+    if spec.sequence:
+        return list(full[spec.params.index(spec.sequence)])
+    return [full[p] for p in spec.tensor_positions]
 
 
 def _batch(tangents: list[Any], primals: list[Any]) -> int | None:
@@ -197,7 +206,7 @@ def _named_value(spec: OpSpec, name: str, full: tuple[Any, ...], out: Any) -> An
 
 
 def _zeros_like(value: Any) -> Tensor:
-    return Tensor(np.zeros(np.shape(value), np.result_type(value)))
+    return Tensor(np.zeros(np.shape(value), np.result_type(value, np.float32)))
 
 
 def _jvp(spec: OpSpec, full: tuple[Any, ...], out: Any, tangents: list[Any]) -> Any:
@@ -212,14 +221,16 @@ def _jvp(spec: OpSpec, full: tuple[Any, ...], out: Any, tangents: list[Any]) -> 
 
 
 def _elementwise_jvp(spec: OpSpec, full: tuple[Any, ...], out: Any, tangents: list[Any]) -> Any:
+    """Sum of the VJP rules with each tangent as g, batched tangents aligned to the output's dims first."""
+    from funcgrad.ops import broadcast_to
+    from funcgrad.ops.formulas import align
+
     total = None
-    for (vjp, _slot, idx), t in zip(spec.node_class._rules, tangents):
+    for (vjp, _slot, idx), t, p in zip(spec.node_class._rules, tangents, _primals(spec, full)):
         if t is None:
             continue
-        term = vjp(t, *[_named_value(spec, spec.saved_names[i], full, out) for i in idx])
+        term = vjp(align(t, p, out.ndim), *[_named_value(spec, spec.saved_names[i], full, out) for i in idx])
         total = term if total is None else total + term
-    from funcgrad.ops import broadcast_to
-
     batch = tuple(total.shape[: np.ndim(total) - out.ndim]) if np.ndim(total) > out.ndim else ()
     if tuple(total.shape[len(batch):]) != out.shape:
         total = broadcast_to(total, batch + out.shape)
@@ -227,16 +238,16 @@ def _elementwise_jvp(spec: OpSpec, full: tuple[Any, ...], out: Any, tangents: li
 
 
 def _linear_jvp(spec: OpSpec, full: tuple[Any, ...], tangents: list[Any]) -> Any:
-    """The op applied to the tangents; a batch of tangents goes one direction at a time."""
+    """The op applied to the tangents; a batch of tangents goes one direction at a time (slow: ops with a
+    batch-aware form state it as an explicit rule instead)."""
     from funcgrad.ops import stack
 
+    primals = _primals(spec, full)
     if spec.sequence:
         pos = spec.params.index(spec.sequence)
-        primals = list(full[pos])
     else:
-        positions = [p for p, r in zip(spec.tensor_positions, spec.rules.values()) if r is not NONDIFF]
-        primals = [full[p] for p in positions]
-        tangents = [t for t, r in zip(tangents, spec.rules.values()) if r is not NONDIFF]
+        positions = spec.tensor_positions
+        rules = list(spec.rules.values())
     filled = [t if t is not None else _zeros_like(p) for t, p in zip(tangents, primals)]
     batch = _batch(tangents, primals)
 
@@ -245,8 +256,9 @@ def _linear_jvp(spec: OpSpec, full: tuple[Any, ...], tangents: list[Any]) -> Any
         if spec.sequence:
             args[pos] = ts
         else:
-            for p, t in zip(positions, ts):
-                args[p] = t
+            for p, t, rule in zip(positions, ts, rules):
+                if rule is not NONDIFF:
+                    args[p] = t
         return spec.plain(*args)
 
     if batch is None:
@@ -263,12 +275,12 @@ def _explicit_jvp(spec: OpSpec, rule: Callable[..., Any], full: tuple[Any, ...],
     names = _JVP_PARAMS.get(id(rule))
     if names is None:
         names = _JVP_PARAMS[id(rule)] = list(inspect.signature(rule).parameters)
-    by_slot = {s: t for (s, r), t in zip(spec.rules.items(), tangents) if r is not NONDIFF}
-    values = []
-    for name in names:
-        if name.endswith("_t") and name[:-2] in by_slot:
-            t = by_slot[name[:-2]]
-            values.append(t if t is not None else _zeros_like(full[spec.params.index(name[:-2])]))
-        else:
-            values.append(_named_value(spec, name, full, out))
+    primals = _primals(spec, full)
+    filled = [t if t is not None else _zeros_like(p) for t, p in zip(tangents, primals)]
+    if spec.sequence:
+        by_slot: dict[str, Any] = {spec.sequence: filled}
+    else:
+        by_slot = {s: t for s, t, r in zip(spec.rules, filled, spec.rules.values()) if r is not NONDIFF}
+    values = [by_slot[name[:-2]] if name.endswith("_t") and name[:-2] in by_slot
+              else _named_value(spec, name, full, out) for name in names]
     return rule(*values)

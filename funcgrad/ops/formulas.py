@@ -248,3 +248,35 @@ def off_diagonal_inverse(d: Any) -> Any:
 def column_slice(X: Any, start: int, stop: int) -> Any:
     """X[..., :, start:stop] written as a product with a constant, so it records as one op."""
     return X @ np.eye(X.shape[-1])[:, start:stop]
+
+
+# ----- forward mode (jvp rules) -----
+def align(t: Any, primal: Any, ndim: int) -> Any:
+    """A tangent ``t`` of shape (*batch, *primal.shape) as (*batch, 1, ..., 1, *primal.shape) with ``ndim``
+    dims after the batch, so it broadcasts against ``ndim``-d values with its batch dims in front."""
+    shape = tuple(np.shape(primal))
+    batch = batch_shape(t, primal)
+    if not batch or len(shape) >= ndim:
+        return t
+    return F.reshape(t, batch + (1,) * (ndim - len(shape)) + shape)
+
+
+def ones(value: Any) -> Any:
+    """Ones shaped like ``value``: the ``g`` that turns a VJP rule into the partials d out / d x."""
+    return np.ones(np.shape(value), np.result_type(value, np.float32))
+
+
+def reduce_jvp(x_t: Any, partials: Any, dim: Any, keepdim: bool) -> Any:
+    """JVP of a reduction over ``dim`` from its partials p_i = d out / d x_i (x's shape): sum_i p_i x_t_i
+    over the reduced dims (counted from the end: x_t may carry batch dims)."""
+    ndim = np.ndim(partials)
+    dims = from_end(normalize_dims(dim, ndim), ndim) if ndim else ()
+    return F.sum(x_t * partials, dims, keepdim)
+
+
+def batched(tangents: list[Any], primals: list[Any]) -> list[Any]:
+    """Tangents of several inputs given one common leading batch (views of those without it), for ops
+    that join them (cat, stack)."""
+    batch = max((batch_shape(t, p) for t, p in zip(tangents, primals)), key=len)
+    return [t if batch_shape(t, p) else F.broadcast_to(t, batch + tuple(np.shape(p)))
+            for t, p in zip(tangents, primals)]

@@ -16,7 +16,7 @@ import scipy.special as sp
 import funcgrad.ops as F
 from funcgrad.ops import formulas as R
 from funcgrad.ops import kernels as K
-from funcgrad.ops.registry import ELEMENTWISE, LINEAR, NONDIFF, defop, nondiff
+from funcgrad.ops.registry import ELEMENTWISE, NONDIFF, defop, nondiff
 
 LN2, LN10, TWO_OVER_SQRT_PI = math.log(2.0), math.log(10.0), 2.0 / math.sqrt(math.pi)
 
@@ -27,8 +27,8 @@ mul       = defop("mul",       np.multiply,    x=lambda g, y: g * y,  y=lambda g
 div       = defop("div",       np.true_divide, x=lambda g, y: g / y,  y=lambda g, out, y: -g * out / y, jvp=ELEMENTWISE)
 neg       = defop("neg",       np.negative,    x=lambda g: -g,        jvp=ELEMENTWISE)
 pow       = defop("pow",       np.power,       x=R.pow_base_grad,     y=R.pow_exponent_grad, jvp=ELEMENTWISE)
-remainder = defop("remainder", np.remainder,   x=lambda g: g,         y=lambda g, x, y: -g * F.floor_divide(x, y))
-reciprocal = defop("reciprocal", np.reciprocal, x=lambda g, out: -g * out * out)
+remainder = defop("remainder", np.remainder,   x=lambda g: g,         y=lambda g, x, y: -g * F.floor_divide(x, y), jvp=ELEMENTWISE)
+reciprocal = defop("reciprocal", np.reciprocal, x=lambda g, out: -g * out * out, jvp=ELEMENTWISE)
 floor_divide = nondiff("floor_divide", np.floor_divide)  # integer-valued steps: no gradient, as torch
 
 # ----- exponentials and logarithms ------------------------------------------------------------
@@ -43,7 +43,7 @@ sqrt  = defop("sqrt",  np.sqrt,  x=lambda g, out: g / (2 * out),        jvp=ELEM
 rsqrt = defop("rsqrt", K.rsqrt,  x=lambda g, out: -0.5 * g * out ** 3,  jvp=ELEMENTWISE)
 square = defop("square", np.square, x=lambda g, x: 2 * g * x,           jvp=ELEMENTWISE)
 logaddexp = defop("logaddexp", np.logaddexp, x=lambda g, x, out: g * F.exp(x - out),
-                                             y=lambda g, y, out: g * F.exp(y - out))
+                                             y=lambda g, y, out: g * F.exp(y - out), jvp=ELEMENTWISE)
 
 # ----- trigonometric and hyperbolic -----------------------------------------------------------
 sin   = defop("sin",   np.sin,     x=lambda g, x: g * F.cos(x),                   jvp=ELEMENTWISE)
@@ -53,7 +53,7 @@ asin  = defop("asin",  np.arcsin,  x=lambda g, x: g / F.sqrt(1 - x * x),        
 acos  = defop("acos",  np.arccos,  x=lambda g, x: -g / F.sqrt(1 - x * x),         jvp=ELEMENTWISE)
 atan  = defop("atan",  np.arctan,  x=lambda g, x: g / (1 + x * x),                jvp=ELEMENTWISE)
 atan2 = defop("atan2", np.arctan2, x=lambda g, x, y: g * y / (x * x + y * y),
-                                   y=lambda g, x, y: -g * x / (x * x + y * y))
+                                   y=lambda g, x, y: -g * x / (x * x + y * y), jvp=ELEMENTWISE)
 sinh  = defop("sinh",  np.sinh,    x=lambda g, x: g * F.cosh(x),                  jvp=ELEMENTWISE)
 cosh  = defop("cosh",  np.cosh,    x=lambda g, x: g * F.sinh(x),                  jvp=ELEMENTWISE)
 tanh  = defop("tanh",  np.tanh,    x=lambda g, out: g * (1 - out * out),          jvp=ELEMENTWISE)
@@ -63,23 +63,24 @@ atanh = defop("atanh", np.arctanh, x=lambda g, x: g / (1 - x * x),              
 
 # ----- activations, kinks and selections ------------------------------------------------------
 sigmoid = defop("sigmoid", K.sigmoid, x=lambda g, out: g * out * (1 - out),       jvp=ELEMENTWISE)
-relu    = defop("relu",    K.relu,    x=lambda g, out: R.select_grad(g, F.gt(out, 0)))  # 0 at 0, as torch
-abs     = defop("abs",     np.abs,    x=lambda g, x: g * F.sign(x))                    # 0 at 0, as torch
-sign    = defop("sign",    np.sign,   x=lambda g: R.zeros(g))                          # zero grad, as torch
-floor   = defop("floor",   np.floor,  x=lambda g: R.zeros(g))
-ceil    = defop("ceil",    np.ceil,   x=lambda g: R.zeros(g))
-round   = defop("round",   K.round,  x=lambda g: R.zeros(g))
-trunc   = defop("trunc",   np.trunc,  x=lambda g: R.zeros(g))
+relu    = defop("relu",    K.relu,    x=lambda g, out: R.select_grad(g, F.gt(out, 0)), jvp=ELEMENTWISE)  # 0 at 0
+abs     = defop("abs",     np.abs,    x=lambda g, x: g * F.sign(x), jvp=ELEMENTWISE)  # 0 at 0, as torch
+sign    = defop("sign",    np.sign,   x=lambda g: R.zeros(g), jvp=ELEMENTWISE)        # zero grad, as torch
+floor   = defop("floor",   np.floor,  x=lambda g: R.zeros(g), jvp=ELEMENTWISE)
+ceil    = defop("ceil",    np.ceil,   x=lambda g: R.zeros(g), jvp=ELEMENTWISE)
+round   = defop("round",   K.round,  x=lambda g: R.zeros(g), jvp=ELEMENTWISE)
+trunc   = defop("trunc",   np.trunc,  x=lambda g: R.zeros(g), jvp=ELEMENTWISE)
 maximum = defop("maximum", np.maximum, x=lambda g, x, y: R.tie_split(g, x, y, F.gt(x, y)),   # ties: g/2
-                                       y=lambda g, x, y: R.tie_split(g, y, x, F.gt(y, x)))   # each, as torch
+                                       y=lambda g, x, y: R.tie_split(g, y, x, F.gt(y, x)),   # each, as torch
+                                       jvp=ELEMENTWISE)
 minimum = defop("minimum", np.minimum, x=lambda g, x, y: R.tie_split(g, x, y, F.lt(x, y)),
-                                       y=lambda g, x, y: R.tie_split(g, y, x, F.lt(y, x)))
+                                       y=lambda g, x, y: R.tie_split(g, y, x, F.lt(y, x)), jvp=ELEMENTWISE)
 clamp   = defop("clamp",   K.clamp,   x=R.clamp_grad,                                   # 1 at the bounds, as torch
                            min=lambda g, x, min, max: R.clamp_bound_grad(g, x, min, max, True),
-                           max=lambda g, x, max, min: R.clamp_bound_grad(g, x, max, min, False))
+                           max=lambda g, x, max, min: R.clamp_bound_grad(g, x, max, min, False), jvp=ELEMENTWISE)
 where   = defop("where",   K.where,   condition=NONDIFF,
                            x=lambda g, condition: R.select_grad(g, condition),
-                           y=lambda g, condition: R.select_grad(g, F.logical_not(condition)))
+                           y=lambda g, condition: R.select_grad(g, F.logical_not(condition)), jvp=ELEMENTWISE)
 
 # ----- special functions ----------------------------------------------------------------------
 erf     = defop("erf",     sp.erf,     x=lambda g, x: g * TWO_OVER_SQRT_PI * F.exp(-x * x),  jvp=ELEMENTWISE)
@@ -89,10 +90,10 @@ digamma = defop("digamma", sp.digamma, x=lambda g, x: g * F.polygamma(1, x),    
 polygamma = defop("polygamma", K.polygamma, x=lambda g, n, x: g * F.polygamma(n + 1, x),     jvp=ELEMENTWISE)
 
 # ----- copying and overwriting (the functional forms of fill_ and copy_) --------------------------------
-clone   = defop("clone",   K.clone,   x=lambda g: g, jvp=LINEAR)
-to_copy = defop("to_copy", K.to_copy, x=lambda g: g, jvp=LINEAR)  # the engine casts g back to x's dtype
-fill    = defop("fill",    K.fill,    x=lambda g: R.zeros(g), value=lambda g: g)
-copy    = defop("copy",    K.copy,    x=lambda g: R.zeros(g), src=lambda g: g)
+clone   = defop("clone",   K.clone,   x=lambda g: g, jvp=ELEMENTWISE)
+to_copy = defop("to_copy", K.to_copy, x=lambda g: g, jvp=lambda x_t, dtype: F.to_copy(x_t, dtype))  # the engine casts g back to x's dtype
+fill    = defop("fill",    K.fill,    x=lambda g: R.zeros(g), value=lambda g: g, jvp=ELEMENTWISE)
+copy    = defop("copy",    K.copy,    x=lambda g: R.zeros(g), src=lambda g: g, jvp=ELEMENTWISE)
 
 # ----- no derivative --------------------------------------------------------------------------
 eq          = nondiff("eq", np.equal)

@@ -12,7 +12,7 @@ import numpy as np
 import funcgrad.ops as F
 from funcgrad.ops import formulas as R
 from funcgrad.ops import kernels as K
-from funcgrad.ops.registry import LINEAR, NONDIFF, composite, defop, tensor_method
+from funcgrad.ops.registry import ELEMENTWISE, NONDIFF, composite, defop, tensor_method
 
 
 # ----- index builders and checks (shared by kernels and rules) --------------------------------
@@ -186,34 +186,62 @@ def _scatter_src_grad(g: Any, x_shape: tuple[int, ...], dim: int, index: Any, sr
     return R.pad_to(R.take(g, x_shape, _gather_index(x_shape, dim, index)), src_shape)
 
 
+def _dim_from_end(dim: int, ndim: int) -> int:
+    """``dim`` of an ``ndim``-d input counted from the end, valid for tangents with leading batch dims."""
+    return R.from_end((dim,), ndim)[0]
+
+
+def _write_jvp(x_t: Any, x: Any, index: Any, v_t: Any, v: Any, accumulate: bool) -> Any:
+    """Writing v into x at ``index`` (``+=`` when accumulating) is linear in (x, v): the tangent writes
+    v_t into x_t the same way, both given the batch dims of either."""
+    full, ndim = R.core_index(index, np.shape(x))
+    x_t, v_t = R.batched([x_t, v_t], [x, v])
+    return F.index_put(x_t, full, R.align(v_t, v, ndim), accumulate)
+
+
+def _scatter_jvp(x_t: Any, src_t: Any, x: Any, src: Any, dim: int, index: Any, accumulate: bool) -> Any:
+    """scatter writes src[i][j] at index[i][j] along ``dim``: the tangent writes src_t there into x_t."""
+    index = np.asarray(index)
+    place = _gather_index(np.shape(x), dim, index, np.shape(src) or None)
+    if np.ndim(src):  # only src's elements at index's positions are written
+        used = (Ellipsis,) + tuple(slice(n) for n in index.shape)
+        src, src_t = src[used], src_t[used]
+    return _write_jvp(x_t, x, place, src_t, src, accumulate)
+
+
 # ----- indexing -------------------------------------------------------------------------------
-getitem   = defop("getitem",   _getitem,   x=lambda g, x_shape, index: R.unindex(g, x_shape, index), jvp=LINEAR, view=True)
+getitem   = defop("getitem",   _getitem,   x=lambda g, x_shape, index: R.unindex(g, x_shape, index), view=True,
+                                           jvp=lambda x_t, x_shape, index: R.take(x_t, x_shape, index))
 index_put = defop("index_put", _index_put, x=lambda g, x_shape, index, accumulate: g if accumulate else R.zero_at(g, x_shape, index),
-                                           values=lambda g, x_shape, index: R.take(g, x_shape, index), jvp=LINEAR)  # engine sums to values' shape
+                                           values=lambda g, x_shape, index: R.take(g, x_shape, index),  # engine sums to values' shape
+                                           jvp=lambda x_t, values_t, x, values, index, accumulate: _write_jvp(x_t, x, index, values_t, values, accumulate))
 narrow    = defop("narrow",    _narrow,    x=lambda g, x_shape, dim, start, length: R.unnarrow(g, x_shape, dim, _narrow_start(x_shape, dim, start, length), length),
-                                           jvp=LINEAR, view=True)
-select    = defop("select",    _select,    x=lambda g, x_shape, dim, index: R.unselect(g, x_shape, dim, index), jvp=LINEAR, view=True)
+                                           jvp=lambda x_t, x_shape, dim, start, length: F.narrow(x_t, _dim_from_end(dim, len(x_shape)), start, length), view=True)
+select    = defop("select",    _select,    x=lambda g, x_shape, dim, index: R.unselect(g, x_shape, dim, index), view=True,
+                                           jvp=lambda x_t, x_shape, dim, index: F.select(x_t, _dim_from_end(dim, len(x_shape)), index))
 
 # ----- gathering and scattering along a dim ---------------------------------------------------
 gather         = defop("gather",         _gather,         x=lambda g, x_shape, dim, index: R.unindex(g, x_shape, _gather_index(x_shape, dim, index)),
-                                                          index=NONDIFF, jvp=LINEAR)
+                                                          index=NONDIFF, jvp=lambda x_t, x_shape, dim, index: R.take(x_t, x_shape, _gather_index(x_shape, dim, index)))
 index_select   = defop("index_select",   _index_select,   x=lambda g, x_shape, dim, index: R.unindex(g, x_shape, _select_index(x_shape, dim, index)),
-                                                          index=NONDIFF, jvp=LINEAR)
+                                                          index=NONDIFF, jvp=lambda x_t, x_shape, dim, index: R.take(x_t, x_shape, _select_index(x_shape, dim, index)))
 take_along_dim = defop("take_along_dim", _take_along_dim, x=lambda g, x_shape, indices, dim: R.unindex(g, x_shape, _take_along_index(x_shape, indices, dim)),
-                                                          indices=NONDIFF, jvp=LINEAR)
+                                                          indices=NONDIFF, jvp=lambda x_t, x_shape, indices, dim: R.take(x_t, x_shape, _take_along_index(x_shape, indices, dim)))
 scatter        = defop("scatter",        _scatter,        x=lambda g, x_shape, dim, index: R.zero_at(g, x_shape, _gather_index(x_shape, dim, index)),
-                                                          index=NONDIFF, src=_scatter_src_grad, jvp=LINEAR)
-scatter_add    = defop("scatter_add",    _scatter_add,    x=lambda g: g, index=NONDIFF, src=_scatter_src_grad, jvp=LINEAR)
+                                                          index=NONDIFF, src=_scatter_src_grad,
+                                                          jvp=lambda x_t, src_t, x, src, dim, index: _scatter_jvp(x_t, src_t, x, src, dim, index, False))
+scatter_add    = defop("scatter_add",    _scatter_add,    x=lambda g: g, index=NONDIFF, src=_scatter_src_grad,
+                                                          jvp=lambda x_t, src_t, x, src, dim, index: _scatter_jvp(x_t, src_t, x, src, dim, index, True))
 masked_fill    = defop("masked_fill",    _masked_fill,    x=lambda g, mask: F.where(mask, 0.0, g), mask=NONDIFF,
-                                                          value=lambda g, mask: R.select_grad(g, mask), jvp=LINEAR)
+                                                          value=lambda g, mask: R.select_grad(g, mask), jvp=ELEMENTWISE)
 pad            = defop("pad",            K.pad,           x=lambda g, x_shape, pad, mode: _pad_grad(g, x_shape, pad, mode),
                                                           jvp=lambda x_t, pad, mode: F.pad(x_t, pad, mode))  # the fill value is constant
 
 # ----- joining --------------------------------------------------------------------------------
 cat   = defop("cat",   _cat,   tensors=lambda g, tensors_shape, dim: R.unconcat(g, tensors_shape, dim),
-              sequence="tensors", jvp=LINEAR)
+              sequence="tensors", jvp=lambda tensors_t, tensors, dim: F.cat(R.batched(tensors_t, tensors), _dim_from_end(dim, np.ndim(tensors[0]))))
 stack = defop("stack", _stack, tensors=lambda g, tensors_shape, dim: R.unstack(g, len(tensors_shape), len(tensors_shape[0]) + 1, dim),
-              sequence="tensors", jvp=LINEAR)
+              sequence="tensors", jvp=lambda tensors_t, tensors, dim: F.stack(R.batched(tensors_t, tensors), _dim_from_end(dim, np.ndim(tensors[0]) + 1)))
 
 tensor_method("__getitem__")(getitem)
 

@@ -295,15 +295,126 @@ def vector_norm_grad(g, x, out, ord, dim, keepdim):  # noqa: A002
     return g * scaled / F.where(F.eq(norm, 0), 1.0, norm) ** (ord - 1)
 
 
+# ----- forward-mode rules (tangents may carry leading batch dims) ------------------------------
+def _symmetric_from_lower(X):
+    """The symmetric matrix the lower triangle of X stands for (what eigh and cholesky read): tril(X) + tril(X, -1)^T."""
+    low = R.lower_part(X)
+    return low + R.mT(low) - X * np.eye(X.shape[-1])
+
+
+def _trace_product(P, X):
+    """sum_ij P_ij X_ij over the last two dims = tr(P^T X)."""
+    return F.sum(P * X, (-2, -1))
+
+
+def det_jvp(A_t, A, out):
+    """d det(A) = <det(A) A^{-T}, dA> = det(A) tr(A^{-1} dA)."""
+    return _trace_product(_scaled_inv_t(out, A, "linalg.det"), A_t)
+
+
+def slogdet_jvp(A_t, A):
+    """d log|det A| = tr(A^{-1} dA); the sign is piecewise constant: no tangent."""
+    return None, _trace_product(_scaled_inv_t(np.ones(np.shape(A)[:-2]), A, "linalg.slogdet"), A_t)
+
+
+def solve_jvp(A_t, B_t, A, B, out):
+    """X = A^{-1} B: dX = A^{-1} (dB - dA X), solved, not inverted; a vector B is solved as a column."""
+    vector = _is_vector_rhs(np.shape(A), np.shape(B))
+    X = R.as_column(out) if vector else out
+    dB = R.align(B_t, B, np.ndim(out))
+    dX = linalg_solve(A, (R.as_column(dB) if vector else dB) - R.align(A_t, A, np.ndim(X)) @ X)
+    return F.reshape(dX, tuple(dX.shape[:-1])) if vector else dX
+
+
+def cholesky_jvp(A_t, out):
+    """A = L L^T (A read from its lower triangle): dL = L Phi(L^{-1} dA L^{-T}), Phi(X) = tril(X) with its
+    diagonal halved."""
+    L_inv = linalg_inv(out)
+    P = L_inv @ _symmetric_from_lower(A_t) @ R.mT(L_inv)
+    return out @ (R.lower_part(P) - 0.5 * P * np.eye(P.shape[-1]))
+
+
+def qr_jvp(A_t, out):
+    """A = QR (reduced). For m >= n, with C = Q^T dA R^{-1} = Omega + dR R^{-1} (Omega skew, dR R^{-1} upper):
+    Omega = tril(C, -1) - tril(C, -1)^T, dR = (C - Omega) R, dQ = dA R^{-1} - Q (C - Omega).
+    For m < n split A = [X | Y], R = [U | V] with X = QU square: (dQ, dU) as above from dX, and
+    dV = Q^T (dY - dQ V)."""
+    Q, R_ = out
+    m, n = Q.shape[-2], R_.shape[-1]
+    if m >= n:
+        return _qr_square_jvp(A_t, Q, R_)
+    dQ, dU = _qr_square_jvp(R.column_slice(A_t, 0, m), Q, R.column_slice(R_, 0, m))
+    dV = R.mT(Q) @ (R.column_slice(A_t, m, n) - dQ @ R.column_slice(R_, m, n))
+    return dQ, dU @ np.eye(n)[:m] + dV @ np.eye(n)[m:]  # [dU | dV]
+
+
+def _qr_square_jvp(dA, Q, R_):
+    dA_Rinv = _right_solve(dA, R.mT(R_))  # dA R^{-1}
+    C = R.mT(Q) @ dA_Rinv
+    strict = R.lower_part(C) - C * np.eye(C.shape[-1])
+    upper = C - strict + R.mT(strict)  # C - Omega = dR R^{-1}
+    return dA_Rinv - Q @ upper, upper @ R_
+
+
+def eigh_jvp(A_t, out):
+    """A = V diag(L) V^T (A read from its lower triangle), P = V^T dA V: dL = diag(P),
+    dV = V (P o E), E_ij = 1/(L_j - L_i) off the diagonal, 0 on it (distinct eigenvalues)."""
+    L, V = out
+    P = R.mT(V) @ _symmetric_from_lower(A_t) @ V
+    return F.diagonal(P, 0, -2, -1), V @ (P * R.off_diagonal_inverse(R.as_row(L) - R.as_column(L)))
+
+
+def svd_jvp(A_t, out, full_matrices):
+    """A = U diag(S) V^T (reduced, k = min(m, n)), P = U^T dA V, E_ij = 1/(S_j^2 - S_i^2) off the diagonal:
+    dS = diag(P), dU = U (E o (P S + S P^T)) + (I - U U^T) dA V S^{-1},
+    dV = V (E o (S P + P^T S)) + (I - V V^T) dA^T U S^{-1}, dVh = dV^T.
+    With ``full_matrices`` and m != n the extra columns of U or V are arbitrary: not supported."""
+    U, S, Vh = out
+    m, n = U.shape[-2], Vh.shape[-1]
+    if full_matrices and m != n:
+        raise NotImplementedError("linalg.svd: forward-mode AD with full_matrices=True needs a square matrix (the "
+                                  "extra singular vectors are arbitrary); use full_matrices=False")
+    V = R.mT(Vh)
+    P = R.mT(U) @ A_t @ V
+    S_row, S_col = R.as_row(S), R.as_column(S)
+    E = R.off_diagonal_inverse(R.as_row(S * S) - R.as_column(S * S))
+    dU = U @ (E * (P * S_row + S_col * R.mT(P)))
+    dV = V @ (E * (S_col * P + R.mT(P) * S_row))
+    if m > n:
+        dU = dU + (A_t @ V - U @ P) / S_row
+    if n > m:
+        dV = dV + (R.mT(A_t) @ U - V @ R.mT(P)) / S_row
+    return dU, F.diagonal(P, 0, -2, -1), R.mT(dV)
+
+
+def svdvals_jvp(A_t, A):
+    """dS = diag(U^T dA V), with U, V from A's reduced SVD."""
+    U, _, Vh = linalg_svd(A, full_matrices=False)
+    return F.diagonal(R.mT(U) @ A_t @ R.mT(Vh), 0, -2, -1)
+
+
+def pinv_jvp(A_t, A, out):
+    """X = pinv(A), constant rank (Golub & Pereyra 1973):
+    dX = -X dA X + X X^T dA^T (I - A X) + (I - X A) dA^T X^T X."""
+    X, dAt = out, R.mT(A_t)
+    return -(X @ A_t @ X) + (X @ R.mT(X)) @ (dAt - (dAt @ A) @ X) + (dAt - X @ (A @ dAt)) @ (R.mT(X) @ X)
+
+
+def vector_norm_jvp(x_t, x, out, ord, dim, keepdim):  # noqa: A002
+    """d||x|| = sum_i (d||x|| / dx_i) dx_i, with the VJP's partials (so its choices at 0 and at ties)."""
+    return R.reduce_jvp(x_t, vector_norm_grad(R.ones(out), x, out, ord, dim, keepdim), dim, keepdim)
+
+
 # ----- the table ------------------------------------------------------------------------------
-linalg_inv      = defop("linalg_inv",      _inv,      A=lambda g, out: -(R.mT(out) @ g @ R.mT(out)))
-linalg_det      = defop("linalg_det",      _det,      A=det_grad)
-linalg_slogdet  = defop("linalg_slogdet",  _slogdet,  A=slogdet_grad, multi_output=True)
-linalg_solve    = defop("linalg_solve",    _solve,    A=solve_A_grad, B=solve_B_grad)
-linalg_cholesky = defop("linalg_cholesky", _cholesky, A=cholesky_grad)
-linalg_qr       = defop("linalg_qr",       _qr,       A=qr_grad, multi_output=True)
-linalg_eigh     = defop("linalg_eigh",     _eigh,     A=eigh_grad, multi_output=True)
-linalg_svd      = defop("linalg_svd",      _svd,      A=svd_grad, multi_output=True)
-linalg_svdvals  = defop("linalg_svdvals",  _svdvals,  A=svdvals_grad)
-linalg_pinv     = defop("linalg_pinv",     _pinv,     A=pinv_grad)
-linalg_vector_norm = defop("linalg_vector_norm", _vector_norm, x=vector_norm_grad)
+linalg_inv      = defop("linalg_inv",      _inv,      A=lambda g, out: -(R.mT(out) @ g @ R.mT(out)),
+                        jvp=lambda A_t, out: -(out @ A_t @ out))
+linalg_det      = defop("linalg_det",      _det,      A=det_grad, jvp=det_jvp)
+linalg_slogdet  = defop("linalg_slogdet",  _slogdet,  A=slogdet_grad, multi_output=True, jvp=slogdet_jvp)
+linalg_solve    = defop("linalg_solve",    _solve,    A=solve_A_grad, B=solve_B_grad, jvp=solve_jvp)
+linalg_cholesky = defop("linalg_cholesky", _cholesky, A=cholesky_grad, jvp=cholesky_jvp)
+linalg_qr       = defop("linalg_qr",       _qr,       A=qr_grad, multi_output=True, jvp=qr_jvp)
+linalg_eigh     = defop("linalg_eigh",     _eigh,     A=eigh_grad, multi_output=True, jvp=eigh_jvp)
+linalg_svd      = defop("linalg_svd",      _svd,      A=svd_grad, multi_output=True, jvp=svd_jvp)
+linalg_svdvals  = defop("linalg_svdvals",  _svdvals,  A=svdvals_grad, jvp=svdvals_jvp)
+linalg_pinv     = defop("linalg_pinv",     _pinv,     A=pinv_grad, jvp=pinv_jvp)
+linalg_vector_norm = defop("linalg_vector_norm", _vector_norm, x=vector_norm_grad, jvp=vector_norm_jvp)

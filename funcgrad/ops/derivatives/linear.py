@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 import funcgrad.ops as F
+from funcgrad.ops import formulas as R
 from funcgrad.ops.registry import defop, tensor_method
 
 __all__ = ["matmul", "mm", "bmm", "dot", "vdot", "outer", "tensordot", "einsum"]
@@ -268,17 +269,61 @@ def tensordot_grad(g: Any, other: Any, ndims: tuple[int, int], dims: Dims, wrt_x
     return F.einsum(f"...{out},{by}->...{wrt}", g, other)
 
 
+# ----- forward-mode rules: d(x * y) = dx * y + x * dy, a batch of tangents kept in front -------------
+def matmul_jvp(x_t: Any, y_t: Any, x: Any, y: Any, out: Any) -> Any:
+    """d(x @ y) = dx @ y + x @ dy. The operands are promoted as matmul does (a 1-D x to a row, a 1-D y
+    to a column) and given the product's number of dims, so a tangent's batch dims stay in front."""
+    x_shape = (1,) * (np.ndim(x) == 1) + tuple(np.shape(x))
+    y_shape = tuple(np.shape(y)) + (1,) * (np.ndim(y) == 1)
+    n = max(len(x_shape), len(y_shape))
+
+    def promoted(a: Any, primal: Any, shape: tuple[int, ...]) -> Any:
+        return F.reshape(a, R.batch_shape(a, primal) + (1,) * (n - len(shape)) + shape)
+
+    X, Y = promoted(x, x, x_shape), promoted(y, y, y_shape)
+    d = F.matmul(promoted(x_t, x, x_shape), Y) + F.matmul(X, promoted(y_t, y, y_shape))
+    return F.reshape(d, tuple(d.shape[: d.ndim - n]) + out.shape)  # the promoted unit dims dropped
+
+
+def dot_jvp(x_t: Any, y_t: Any, x: Any, y: Any) -> Any:
+    """d(x · y) = dx · y + x · dy (real: vdot too)."""
+    return F.sum(x_t * y + x * y_t, -1)
+
+
+def outer_jvp(x_t: Any, y_t: Any, x: Any, y: Any) -> Any:
+    """d(x yᵀ) = dx yᵀ + x dyᵀ."""
+    return _unsqueeze(x_t, -1) * y + _unsqueeze(x, -1) * _unsqueeze(y_t, -2)
+
+
+def tensordot_jvp(x_t: Any, y_t: Any, x: Any, y: Any, dims: Dims) -> Any:
+    """d tensordot(x, y) = tensordot(dx, y) + tensordot(x, dy), as einsums with the batch on '...'."""
+    sx, sy, out = _tensordot_subscripts(np.ndim(x), np.ndim(y), dims)
+    return F.einsum(f"...{sx},{sy}->...{out}", x_t, y) + F.einsum(f"{sx},...{sy}->...{out}", x, y_t)
+
+
+def einsum_jvp(operands_t: Sequence[Any], equation: str, operands: Sequence[Any]) -> Any:
+    """d einsum(x_1, ..., x_n) = sum_i einsum(x_1, .., dx_i, .., x_n), each tangent's batch on a leading '...'."""
+    terms, out, _ = _explicit(equation, [np.shape(x) for x in operands])
+    total = None
+    for i, t in enumerate(operands_t):
+        subscripts = terms[:i] + ["..." + terms[i]] + terms[i + 1:]
+        term = F.einsum(",".join(subscripts) + "->..." + out, *operands[:i], t, *operands[i + 1:])
+        total = term if total is None else total + term
+    return total
+
+
 # ----- products ---------------------------------------------------------------------------------
-matmul    = defop("matmul",    _matmul,    x=matmul_x_grad,                   y=matmul_y_grad)
-mm        = defop("mm",        _mm,        x=mm_x_grad,                       y=mm_y_grad)
-bmm       = defop("bmm",       _bmm,       x=mm_x_grad,                       y=mm_y_grad)
-dot       = defop("dot",       _dot,       x=dot_x_grad,                      y=dot_y_grad)
-vdot      = defop("vdot",      _vdot,      x=dot_x_grad,                      y=dot_y_grad)  # conj(x) = x: real only
-outer     = defop("outer",     _outer,     x=lambda g, y: F.matmul(g, y),     y=lambda g, x: F.matmul(x, g))
+matmul    = defop("matmul",    _matmul,    x=matmul_x_grad,                   y=matmul_y_grad, jvp=matmul_jvp)
+mm        = defop("mm",        _mm,        x=mm_x_grad,                       y=mm_y_grad,     jvp=matmul_jvp)
+bmm       = defop("bmm",       _bmm,       x=mm_x_grad,                       y=mm_y_grad,     jvp=matmul_jvp)
+dot       = defop("dot",       _dot,       x=dot_x_grad,                      y=dot_y_grad,    jvp=dot_jvp)
+vdot      = defop("vdot",      _vdot,      x=dot_x_grad,                      y=dot_y_grad,    jvp=dot_jvp)  # real only
+outer     = defop("outer",     _outer,     x=lambda g, y: F.matmul(g, y),     y=lambda g, x: F.matmul(x, g), jvp=outer_jvp)
 tensordot = defop("tensordot", _tensordot,
                   x=lambda g, y, x_shape, dims: tensordot_grad(g, y, (len(x_shape), np.ndim(y)), dims, True),
-                  y=lambda g, x, y_shape, dims: tensordot_grad(g, x, (np.ndim(x), len(y_shape)), dims, False))
-_einsum_op = defop("einsum", _einsum, sequence="operands", operands=einsum_grads)
+                  y=lambda g, x, y_shape, dims: tensordot_grad(g, x, (np.ndim(x), len(y_shape)), dims, False),
+                  jvp=tensordot_jvp)
+_einsum_op = defop("einsum", _einsum, sequence="operands", operands=einsum_grads, jvp=einsum_jvp)
 
 
 def einsum(equation: str, *operands: Any) -> Any:

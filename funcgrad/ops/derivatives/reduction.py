@@ -13,7 +13,7 @@ import numpy as np
 import funcgrad.ops as F
 from funcgrad.ops import formulas as R
 from funcgrad.ops import kernels as K
-from funcgrad.ops.registry import LINEAR, composite, defop, nondiff
+from funcgrad.ops.registry import composite, defop, nondiff
 
 _MaxResult = namedtuple("max", ["values", "indices"])  # as torch.return_types.max
 _MinResult = namedtuple("min", ["values", "indices"])
@@ -190,11 +190,16 @@ def _cumprod_grad(g, x, out, dim):
     if not F.sum(F.eq(x, 0)):
         return _reverse_cumsum(g * out, dims) / x
     d = dims[0]
+    summed = F.sum(F.unsqueeze(F.movedim(g, d, -1), -2) * _cumprod_partials(x, d), -1)  # (*batch, ..., i)
+    return F.movedim(summed, -1, d)
+
+
+def _cumprod_partials(x, d):
+    """The table (..., i, k) of d out_k / d x_i = prod_{j <= k, j != i} x_j (0 for k < i), with dim ``d`` of x
+    (from the end) moved last. O(n^2), but no division, so zeros in x are right."""
     row, col = np.ogrid[:x.shape[d], :x.shape[d]]
     factors = F.where(row == col, 1.0, F.unsqueeze(F.movedim(x, d, -1), -2))  # (..., i, j): x_j, 1 at j == i
-    products = F.where(col >= row, F.cumprod(factors, -1), 0.0)               # (..., i, k)
-    summed = F.sum(F.unsqueeze(F.movedim(g, d, -1), -2) * products, -1)       # (*batch, ..., i)
-    return F.movedim(summed, -1, d)
+    return F.where(col >= row, F.cumprod(factors, -1), 0.0)
 
 
 def _norm_grad(g, x, out, p, dim, keepdim):
@@ -214,32 +219,88 @@ def _norm_grad(g, x, out, p, dim, keepdim):
     return F.where(nonzero, F.sign(x) * F.abs(F.where(nonzero, x, 1.0)) ** (p - 1), 0.0) * scale
 
 
+# ----- forward-mode rules longer than one line ---------------------------------------------------
+def _sum_to_jvp(x_t, x, shape):
+    """sum_to is linear: the tangent summed to ``shape``, its batch dims kept in front of x's leading dims."""
+    batch, shape = R.batch_shape(x_t, x), tuple(shape)
+    return F.reshape(F.sum_to(x_t, batch + (1,) * (np.ndim(x) - len(shape)) + shape), batch + shape)
+
+
+def _var_jvp(x_t, x, dim, correction, keepdim):
+    """d var = 2 sum_i (x_i - mean(x)) dx_i / (N - correction)."""
+    n = R.count(x.shape, dim) - int(correction)
+    return R.reduce_jvp(x_t, (x - F.mean(x, dim, True)) * np.divide(2.0, n), dim, keepdim)
+
+
+def _std_jvp(x_t, x, out, dim, correction, keepdim):
+    """d std = d var / (2 std); 0 where std == 0, as the VJP."""
+    zero = F.eq(out, 0)
+    return F.where(zero, 0.0, _var_jvp(x_t, x, dim, correction, keepdim) / (2 * F.where(zero, 1.0, out)))
+
+
+def _extremes_jvp(x_t, x, out, dim, keepdim):
+    """d amax (d amin): the mean of dx over the elements equal to the result (ties share, as the VJP)."""
+    return R.reduce_jvp(x_t, _spread_to_extremes(R.ones(out), x, out, dim, keepdim), dim, keepdim)
+
+
+def _logsumexp_jvp(x_t, x, out, dim, keepdim):
+    """d logsumexp(x) = sum_i exp(x_i - logsumexp(x)) dx_i."""
+    return R.reduce_jvp(x_t, _logsumexp_grad(R.ones(out), x, out, dim, keepdim), dim, keepdim)
+
+
+def _norm_jvp(x_t, x, out, p, dim, keepdim):
+    """d ||x||_p = sum_i (d ||x||_p / dx_i) dx_i, with the VJP's partials (so its choices at 0 and at ties)."""
+    return R.reduce_jvp(x_t, _norm_grad(R.ones(out), x, out, p, dim, keepdim), dim, keepdim)
+
+
+def _cumsum_jvp(x_t, x, dim):
+    """cumsum is linear: the running sum of the tangent along the same dim (counted from the end)."""
+    dims = _dims_from_end(dim, np.ndim(x))
+    return F.cumsum(x_t, dims[0]) if dims else x_t
+
+
+def _cumprod_jvp(x_t, x, dim):
+    """d out_k = sum_{i <= k} dx_i prod_{j <= k, j != i} x_j."""
+    dims = _dims_from_end(dim, np.ndim(x))
+    if not dims:
+        return x_t
+    d = dims[0]
+    summed = F.sum(F.unsqueeze(F.movedim(x_t, d, -1), -1) * _cumprod_partials(x, d), -2)  # (*batch, ..., k)
+    return F.movedim(summed, -1, d)
+
+
 # ----- sums and moments -----------------------------------------------------------------------
-sum_to = defop("sum_to", K.sum_to, x=lambda g, x_shape, shape: R.expand_to(g, shape, x_shape), jvp=LINEAR)
-sum    = defop("sum",    _sum,     x=lambda g, x_shape, dim, keepdim: R.unreduce(g, x_shape, dim, keepdim), jvp=LINEAR)
+sum_to = defop("sum_to", K.sum_to, x=lambda g, x_shape, shape: R.expand_to(g, shape, x_shape),
+               jvp=_sum_to_jvp)
+sum    = defop("sum",    _sum,     x=lambda g, x_shape, dim, keepdim: R.unreduce(g, x_shape, dim, keepdim),
+               jvp=lambda x_t, x, dim, keepdim: F.sum(x_t, _dims_from_end(dim, np.ndim(x)), keepdim))
 mean   = defop("mean",   _mean,
-               x=lambda g, x_shape, dim, keepdim: R.unreduce(g, x_shape, dim, keepdim) / R.count(x_shape, dim), jvp=LINEAR)
-var    = defop("var",    _var,     x=_var_grad)
-std    = defop("std",    _std,     x=_std_grad)    # 0 where std == 0, as torch
+               x=lambda g, x_shape, dim, keepdim: R.unreduce(g, x_shape, dim, keepdim) / R.count(x_shape, dim),
+               jvp=lambda x_t, x, dim, keepdim: F.mean(x_t, _dims_from_end(dim, np.ndim(x)), keepdim))
+var    = defop("var",    _var,     x=_var_grad, jvp=_var_jvp)
+std    = defop("std",    _std,     x=_std_grad, jvp=_std_jvp)    # 0 where std == 0, as torch
 prod   = defop("prod",   _prod,
-               x=lambda g, x, dim, keepdim: R.unreduce(g, x.shape, dim, keepdim) * _others_product(x, dim))
+               x=lambda g, x, dim, keepdim: R.unreduce(g, x.shape, dim, keepdim) * _others_product(x, dim),
+               jvp=lambda x_t, x, dim, keepdim: R.reduce_jvp(x_t, _others_product(x, dim), dim, keepdim))
 
 # ----- extremes -------------------------------------------------------------------------------
-amax   = defop("amax",   _amax,    x=_spread_to_extremes)  # ties share g evenly, as torch
-amin   = defop("amin",   _amin,    x=_spread_to_extremes)
+amax   = defop("amax",   _amax,    x=_spread_to_extremes, jvp=_extremes_jvp)  # ties share g evenly, as torch
+amin   = defop("amin",   _amin,    x=_spread_to_extremes, jvp=_extremes_jvp)
 argmax = nondiff("argmax", _argmax)
 argmin = nondiff("argmin", _argmin)
 
 # ----- smooth reductions, scans and normalizations --------------------------------------------
-logsumexp   = defop("logsumexp",   _logsumexp,   x=_logsumexp_grad)
+logsumexp   = defop("logsumexp",   _logsumexp,   x=_logsumexp_grad, jvp=_logsumexp_jvp)
 cumsum      = defop("cumsum",      _cumsum,
-                    x=lambda g, x_shape, dim: _reverse_cumsum(g, _dims_from_end(dim, len(x_shape))), jvp=LINEAR)
-cumprod     = defop("cumprod",     _cumprod,     x=_cumprod_grad)
-norm        = defop("norm",        _norm,        x=_norm_grad)     # 0 where the norm is 0, as torch
+                    x=lambda g, x_shape, dim: _reverse_cumsum(g, _dims_from_end(dim, len(x_shape))), jvp=_cumsum_jvp)
+cumprod     = defop("cumprod",     _cumprod,     x=_cumprod_grad, jvp=_cumprod_jvp)
+norm        = defop("norm",        _norm,        x=_norm_grad, jvp=_norm_jvp)  # 0 where the norm is 0, as torch
 softmax     = defop("softmax",     _softmax,
-                    x=lambda g, out, dim: out * (g - F.sum(g * out, _dims_from_end(dim, out.ndim), True)))
+                    x=lambda g, out, dim: out * (g - F.sum(g * out, _dims_from_end(dim, out.ndim), True)),
+                    jvp=lambda x_t, out, dim: out * (x_t - F.sum(x_t * out, _dims_from_end(dim, out.ndim), True)))
 log_softmax = defop("log_softmax", _log_softmax,
-                    x=lambda g, out, dim: g - F.exp(out) * F.sum(g, _dims_from_end(dim, out.ndim), True))
+                    x=lambda g, out, dim: g - F.exp(out) * F.sum(g, _dims_from_end(dim, out.ndim), True),
+                    jvp=lambda x_t, out, dim: x_t - F.sum(F.exp(out) * x_t, _dims_from_end(dim, out.ndim), True))
 
 
 # ----- max and min: values, (values, indices) or the elementwise extreme ------------------------

@@ -11,7 +11,7 @@ import numpy as np
 
 import funcgrad.ops as F
 from funcgrad.ops import formulas as R
-from funcgrad.ops.registry import LINEAR, composite, defop, tensor_method
+from funcgrad.ops.registry import composite, defop, tensor_method
 
 
 def _batch(g, ndim):
@@ -256,37 +256,60 @@ def _diag_grad(g, x_shape, diagonal):
     return _diagonal_grad(g, x_shape, diagonal, 0, 1)
 
 
+# ----- forward-mode rules: the op on the tangent, its batch dims kept in front ----------------------
+def _reshape_jvp(x_t, x, out):
+    """Any reshaping op is linear: the tangent reshaped to the output's shape after its batch dims."""
+    return F.reshape(x_t, R.batch_shape(x_t, x) + out.shape)
+
+
+def _repeat_jvp(x_t, x, sizes):
+    """repeat is linear: the tangent repeated, first given ``len(sizes)`` dims after its batch dims."""
+    sizes = _tuple(sizes)
+    batch = R.batch_shape(x_t, x)
+    return F.repeat(R.align(x_t, x, len(sizes)), (1,) * len(batch) + sizes)
+
+
 # ----- reshaping views ------------------------------------------------------------------------
 reshape   = defop("reshape",   _reshape,   view=True,
-                  x=lambda g, x_shape, shape: _reshape_back(g, x_shape, len(_tuple(shape))), jvp=LINEAR)
+                  x=lambda g, x_shape, shape: _reshape_back(g, x_shape, len(_tuple(shape))), jvp=_reshape_jvp)
 view      = defop("view",      _view,      view=True,
-                  x=lambda g, x_shape, shape: _reshape_back(g, x_shape, len(_tuple(shape))), jvp=LINEAR)
+                  x=lambda g, x_shape, shape: _reshape_back(g, x_shape, len(_tuple(shape))), jvp=_reshape_jvp)
 flatten   = defop("flatten",   _flatten,   view=True,
-                  x=lambda g, x_shape, start_dim, end_dim: _reshape_back(g, x_shape, len(_flat_shape(x_shape, start_dim, end_dim))), jvp=LINEAR)
+                  x=lambda g, x_shape, start_dim, end_dim: _reshape_back(g, x_shape, len(_flat_shape(x_shape, start_dim, end_dim))), jvp=_reshape_jvp)
 unflatten = defop("unflatten", _unflatten, view=True,
-                  x=lambda g, x_shape, dim, sizes: _reshape_back(g, x_shape, len(x_shape) - 1 + len(sizes)), jvp=LINEAR)
+                  x=lambda g, x_shape, dim, sizes: _reshape_back(g, x_shape, len(x_shape) - 1 + len(sizes)), jvp=_reshape_jvp)
 squeeze   = defop("squeeze",   _squeeze,   view=True,
-                  x=lambda g, x_shape, dim: _reshape_back(g, x_shape, len(_squeezed_shape(x_shape, dim))), jvp=LINEAR)
+                  x=lambda g, x_shape, dim: _reshape_back(g, x_shape, len(_squeezed_shape(x_shape, dim))), jvp=_reshape_jvp)
 unsqueeze = defop("unsqueeze", _unsqueeze, view=True,
-                  x=lambda g, x_shape: _reshape_back(g, x_shape, len(x_shape) + 1), jvp=LINEAR)
+                  x=lambda g, x_shape: _reshape_back(g, x_shape, len(x_shape) + 1), jvp=_reshape_jvp)
 
 # ----- broadcasting and reordering views --------------------------------------------------------
-broadcast_to = defop("broadcast_to", _broadcast_to, view=True, x=lambda g: g, jvp=LINEAR)  # the engine sums g back to x's shape
-expand       = defop("expand",       _expand,       view=True, x=lambda g: g, jvp=LINEAR)
-permute      = defop("permute",      _permute,      view=True, x=_permute_grad, jvp=LINEAR)
+broadcast_to = defop("broadcast_to", _broadcast_to, view=True, x=lambda g: g,  # the engine sums g back to x's shape
+                     jvp=lambda x_t, x_shape, out: R.expand_to(x_t, x_shape, out.shape))
+expand       = defop("expand",       _expand,       view=True, x=lambda g: g,
+                     jvp=lambda x_t, x_shape, out: R.expand_to(x_t, x_shape, out.shape))
+permute      = defop("permute",      _permute,      view=True, x=_permute_grad,
+                     jvp=lambda x_t, x_shape, dims: F.permute(x_t, R.from_end(dims, len(x_shape), x_t)))
 transpose    = defop("transpose",    _transpose,    view=True,
-                     x=lambda g, x_shape, dim0, dim1: F.transpose(g, *R.from_end((dim0, dim1), len(x_shape))), jvp=LINEAR)
-movedim      = defop("movedim",      _movedim,      view=True, x=_movedim_grad, jvp=LINEAR)
-diagonal     = defop("diagonal",     _diagonal,     view=True, x=_diagonal_grad, jvp=LINEAR)
+                     x=lambda g, x_shape, dim0, dim1: F.transpose(g, *R.from_end((dim0, dim1), len(x_shape))),
+                     jvp=lambda x_t, x_shape, dim0, dim1: F.transpose(x_t, *R.from_end((dim0, dim1), len(x_shape))))
+movedim      = defop("movedim",      _movedim,      view=True, x=_movedim_grad,
+                     jvp=lambda x_t, x_shape, source, destination: _movedim_grad(x_t, x_shape, destination, source))
+diagonal     = defop("diagonal",     _diagonal,     view=True, x=_diagonal_grad,
+                     jvp=lambda x_t, x_shape, offset, dim1, dim2: F.diagonal(x_t, offset, *R.from_end((dim1, dim2), len(x_shape))))
 
 # ----- copies ---------------------------------------------------------------------------------
-repeat = defop("repeat", _repeat, x=_repeat_grad, jvp=LINEAR)
-flip   = defop("flip",   _flip,   x=lambda g, x_shape, dims: F.flip(g, R.from_end(_tuple(dims), len(x_shape))), jvp=LINEAR)
-roll   = defop("roll",   _roll,   x=_roll_grad, jvp=LINEAR)
-diag   = defop("diag",   _diag,   x=_diag_grad, jvp=LINEAR)
-triu   = defop("triu",   _triu,   x=lambda g, diagonal: F.triu(g, diagonal), jvp=LINEAR)
-tril   = defop("tril",   _tril,   x=lambda g, diagonal: F.tril(g, diagonal), jvp=LINEAR)
-trace  = defop("trace",  _trace,  x=lambda g, x_shape: F.reshape(g, np.shape(g) + (1, 1)) * np.eye(*x_shape), jvp=LINEAR)
+repeat = defop("repeat", _repeat, x=_repeat_grad, jvp=_repeat_jvp)
+flip   = defop("flip",   _flip,   x=lambda g, x_shape, dims: F.flip(g, R.from_end(_tuple(dims), len(x_shape))),
+               jvp=lambda x_t, x_shape, dims: F.flip(x_t, R.from_end(_tuple(dims), len(x_shape))))
+roll   = defop("roll",   _roll,   x=_roll_grad,  # jvp: rolling back by -shifts is rolling forward
+               jvp=lambda x_t, x_shape, shifts, dims: _roll_grad(x_t, x_shape, tuple(-s for s in _tuple(shifts)), dims))
+diag   = defop("diag",   _diag,   x=_diag_grad,  # jvp: diag's transpose is diag of the other kind
+               jvp=lambda x_t, out, diagonal: _diag_grad(x_t, out.shape, diagonal))
+triu   = defop("triu",   _triu,   x=lambda g, diagonal: F.triu(g, diagonal), jvp=lambda x_t, diagonal: F.triu(x_t, diagonal))
+tril   = defop("tril",   _tril,   x=lambda g, diagonal: F.tril(g, diagonal), jvp=lambda x_t, diagonal: F.tril(x_t, diagonal))
+trace  = defop("trace",  _trace,  x=lambda g, x_shape: F.reshape(g, np.shape(g) + (1, 1)) * np.eye(*x_shape),
+               jvp=lambda x_t: F.sum(F.diagonal(x_t, 0, -2, -1), -1))
 
 
 # ----- compositions -----------------------------------------------------------------------------

@@ -19,7 +19,7 @@ def _alias(x):
     return x.view()
 
 
-alias = defop("alias", _alias, x=lambda g: g, jvp=LINEAR, view=True)
+alias = defop("alias", _alias, x=lambda g: g, jvp=lambda x_t: F.alias(x_t), view=True)
 copy_slices = defop("copy_slices", _copy_slices,
                     x=lambda g, view_fn: F.copy_slices(g, 0.0, view_fn),   # the overwritten region gets no gradient
-                    src=lambda g, view_fn: view_fn(g), jvp=LINEAR)
+                    src=lambda g, view_fn: view_fn(g), jvp=LINEAR)  # view_fn sees no batch dims: batches loop
