@@ -27,6 +27,7 @@ _install_methods()
 _ops_all = [name for name in _ops.__all__ if not name.startswith("linalg_")]
 globals().update({name: getattr(_ops, name) for name in _ops_all})
 
-__all__ = ["Tensor", "autograd", "check", "func", "functional", "linalg", "optimize", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+__all__ = ["Tensor", "autograd", "check", "func", "functional", "linalg", "optimize",
+            "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", *_creation_all, *_ops_all]
 __version__ = "0.1.0"
