@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from funcgrad.autograd import dispatch
+from funcgrad.tensor import Tensor
 
 __all__ = ["profile", "record_function", "FunctionEvent", "FunctionEventAvg", "EventList"]
 
@@ -177,10 +178,10 @@ def _shapes(values: Iterable[Any]) -> list[Any]:
     """Input shapes as torch prints them: a list per array, a list of those per sequence, [] otherwise."""
     shapes: list[Any] = []
     for v in values:
-        if hasattr(v, "shape") and not isinstance(v, type):
-            shapes.append(list(np.shape(v)))
-        elif isinstance(v, list | tuple) and v and all(hasattr(item, "shape") for item in v):
-            shapes.append([list(np.shape(item)) for item in v])
+        if isinstance(v, np.ndarray | Tensor):
+            shapes.append(list(v.shape))
+        elif isinstance(v, list | tuple) and v and all(isinstance(item, np.ndarray | Tensor) for item in v):
+            shapes.append([list(item.shape) for item in v])
         else:
             shapes.append([])
     return shapes
