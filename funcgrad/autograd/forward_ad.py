@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from funcgrad.autograd import dispatch
+from funcgrad.autograd.graph import FREED
 from funcgrad.ops.registry import ELEMENTWISE, LINEAR, NONDIFF, OpSpec
 from funcgrad.tensor import Tensor
 
@@ -62,14 +63,35 @@ class _ForwardLayer(dispatch.Layer):
             for o, t in zip(out, tangent):
                 if t is not None and isinstance(o, Tensor) and o.dtype.kind in "fc":
                     self.attach(o, t)
+            _save_with_tangents(out)
         elif isinstance(out, Tensor) and tangent is not None and out.dtype.kind in "fc":
             self.attach(out, tangent)
+            _save_with_tangents((out,))
         return out
 
     def attach(self, tensor: Tensor, tangent: Any) -> None:
         """Give ``tensor`` its tangent at this level."""
         tensor._get_extra().tangent = tangent if isinstance(tangent, Tensor) else Tensor(tangent)
         self.duals.append(weakref.ref(tensor))
+
+
+def _save_with_tangents(outputs: tuple[Any, ...]) -> None:
+    """Make the node that computed ``outputs`` save them as the Tensors themselves rather than their arrays
+    (as torch's SavedVariable keeps the forward grad), so a backward run inside this level sees their
+    tangents: without it, forward-over-reverse would lose every rule's use of ``out``."""
+    node = getattr(outputs[0], "grad_fn", None)
+    spec = getattr(type(node), "_spec", None)
+    if spec is None or spec.out_index < 0 or node._saved is FREED or node._saved[spec.out_index] is None:
+        return
+    i, version = spec.out_index, node._versions[spec.out_index]
+    if spec.multi_output and type(version) is tuple:
+        value, version = tuple(outputs), tuple(o._version_counter[0] for o in outputs)
+    elif type(version) is list:  # a single output, saved as its array with its version counter
+        value, version = outputs[0], version[0]
+    else:  # packed by saved_tensors_hooks: left to the hooks
+        return
+    node._saved = node._saved[:i] + (value,) + node._saved[i + 1:]
+    node._versions = node._versions[:i] + (version,) + node._versions[i + 1:]
 
 
 _LEVEL: list[_ForwardLayer] = []
@@ -284,3 +306,83 @@ def _explicit_jvp(spec: OpSpec, rule: Callable[..., Any], full: tuple[Any, ...],
     values = [by_slot[name[:-2]] if name.endswith("_t") and name[:-2] in by_slot
               else _named_value(spec, name, full, out) for name in names]
     return rule(*values)
+
+
+# ----- custom Functions (funcgrad.autograd.Function) ------------------------------------------------
+def function_tangents(inputs: tuple[Any, ...]) -> list[Any] | None:
+    """For ``Function.apply``: one tangent per input (zeros for a Tensor without one, None for anything
+    else), or None when no dual level is active or no input has a tangent."""
+    if not _LEVEL or all(_tangent(a) is None for a in inputs):
+        return None
+    return [(_tangent(a) if _tangent(a) is not None else _zeros_like(a)) if isinstance(a, Tensor) else None
+            for a in inputs]
+
+
+class primal_only:
+    """Context manager: ops inside it compute values only, no tangents (a Function's forward and jvp)."""
+
+    def __enter__(self) -> None:
+        if _LEVEL:
+            _LEVEL[-1].quiet += 1
+
+    def __exit__(self, *exc: object) -> None:
+        if _LEVEL:
+            _LEVEL[-1].quiet -= 1
+
+
+def attach_function_tangents(name: str, tangents: Any, outputs: Any) -> None:
+    """Give a Function's outputs the tangents its ``jvp`` returned (one per output, None for none)."""
+    outs = outputs if isinstance(outputs, tuple) else (outputs,)
+    tangents = tangents if isinstance(tangents, tuple | list) else (tangents,)
+    if len(tangents) != len(outs):
+        raise RuntimeError(f"{name}.jvp returned {len(tangents)} tangents but forward returned {len(outs)} outputs; "
+                           "return one tangent (or None) per output")
+    for i, (o, t) in enumerate(zip(outs, tangents)):
+        if t is None or not isinstance(o, Tensor) or o.dtype.kind not in "fc":
+            continue
+        t = t if isinstance(t, Tensor) else Tensor(np.asarray(t))
+        if t.shape != o.shape and t.shape[1:] != o.shape:
+            raise RuntimeError(f"{name}.jvp returned a tangent of shape {list(t.shape)} for output {i} of shape "
+                               f"{list(o.shape)}; a tangent has its output's shape (or one extra leading batch dim)")
+        _LEVEL[-1].attach(o, t)
+
+
+# ----- in-place operations (funcgrad.tensor._inplace, funcgrad.autograd.views.inplace_on_view) -------
+def has_tangent(*values: Any) -> bool:
+    """True when a dual level is active and one of ``values`` (or of a tuple among them) carries a tangent."""
+    return bool(_LEVEL) and any(_tangent(v) is not None for a in values for v in (a if isinstance(a, tuple) else (a,)))
+
+
+def carry_tangent(source: Tensor, target: Tensor) -> None:
+    """Give ``target`` (a copy of ``source`` an in-place op computes from) ``source``'s tangent."""
+    tangent = _tangent(source)
+    if tangent is not None:
+        _LEVEL[-1].attach(target, tangent)
+
+
+def inplace_tangent(target: Tensor, result: Tensor) -> None:
+    """After ``target`` was overwritten with ``result`` in place: ``result``'s tangent becomes ``target``'s
+    and every live view of ``target`` gets the matching part of it."""
+    tangent = _tangent(result)
+    if tangent is None:
+        return
+    layer = _LEVEL[-1]
+    layer.attach(target, tangent)
+    extra = target._extra
+    views = [v for v in (ref() for ref in (extra.views or ())) if v is not None]
+    layer.quiet += 1
+    try:
+        for view in views:
+            layer.attach(view, _view_tangent(view._extra.view_fn, tangent, target))
+    finally:
+        layer.quiet -= 1
+
+
+def _view_tangent(view_fn: Callable[[Any], Any], tangent: Tensor, base: Tensor) -> Any:
+    """``view_fn`` (which replays view ops on base-shaped values) applied to a tangent, per direction
+    for a batch of them."""
+    from funcgrad.ops import stack
+
+    if tangent.ndim == base.ndim:
+        return view_fn(tangent)
+    return stack([view_fn(tangent[b]) for b in range(tangent.shape[0])])

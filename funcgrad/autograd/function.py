@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from funcgrad.autograd import forward_ad
 from funcgrad.autograd.anomaly_mode import record_creation
 from funcgrad.autograd.dispatch import DISPATCH
 from funcgrad.autograd.grad_mode import STATE, no_grad
@@ -361,6 +362,12 @@ class Function:
         """Map one gradient per output to one gradient (or None) per argument of forward."""
         raise NotImplementedError("a Function subclass must implement the static method backward")
 
+    @staticmethod
+    def jvp(ctx: FunctionCtx, *tangents: Any) -> Any:
+        """Forward mode: map one tangent per argument of forward (zeros for a Tensor without one, None for
+        non-tensor arguments; a tangent may carry a leading batch dim) to one tangent (or None) per output."""
+        raise NotImplementedError("define the static method jvp to use this Function under forward-mode AD")
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run ``forward`` and, when an input requires grad, record a ``<ClassName>Backward`` node.
@@ -371,6 +378,10 @@ class Function:
         if kwargs or cls._setup_style:
             args, kwargs = cls._bind(args, kwargs)
         inputs = args + tuple(kwargs.values())
+        tangents = forward_ad.function_tangents(inputs)
+        if tangents is not None and cls.jvp is Function.jvp:
+            raise NotImplementedError(f"{cls.__name__}: an input carries a forward-mode tangent, so the Function needs "
+                                      "a static method jvp(ctx, *tangents) returning one tangent per output")
         ctx = cls._backward_cls()
         needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in inputs)
         recording = STATE.grad_enabled and any(needs)
@@ -379,13 +390,17 @@ class Function:
             ctx.next_functions = tuple(a._edge() if need else _NO_EDGE for a, need in zip(inputs, needs))
             ctx._shapes = tuple((a.data.shape, a.data.dtype) if need else None for a, need in zip(inputs, needs))
             ctx._is_tensor_input = tuple(isinstance(a, Tensor) for a in inputs)
-        with no_grad():
+        with no_grad(), forward_ad.primal_only():
             if cls._setup_style:
                 output = cls.forward(*args, **kwargs)
                 cls.setup_context(ctx, inputs, output)
             else:
                 output = cls.forward(ctx, *args, **kwargs)
         result = ctx._wrap_outputs(inputs, output, recording)
+        if tangents is not None:
+            with forward_ad.primal_only():
+                output_tangents = cls.jvp(ctx, *tangents)
+            forward_ad.attach_function_tangents(cls.__name__, output_tangents, result)
         if recording and DISPATCH.active:
             record_creation(ctx)
         return result
