@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.autograd.dispatch import DISPATCH
 from funcgrad.autograd.grad_mode import STATE
 from funcgrad.autograd.graph import AccumulateGrad, Node, RemovableHandle, add_hook
 
@@ -370,6 +371,10 @@ def _inplace(self: Tensor, fn: Callable[..., Any], *args: Any, **kwargs: Any) ->
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation. "
                            "Wrap the update in `with funcgrad.no_grad():` (as optimizers do) or work on a "
                            "clone().")
+    if DISPATCH.active:  # anomaly mode notes which op changes the tensor, for a later version error
+        from funcgrad.autograd.anomaly_mode import record_inplace
+
+        record_inplace(self, fn.__name__)
     from funcgrad.autograd.views import inplace_on_view, refresh_views
 
     records = STATE.grad_enabled and (self._requires_grad or any(

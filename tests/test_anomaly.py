@@ -203,7 +203,6 @@ def test_inplace_hint_names_the_changes_since_the_saved_version() -> None:
     assert inplace_hint(x._version_counter, 1) == ""  # forgotten when the mode is off
 
 
-@pytest.mark.xfail(strict=True, reason="needs the hooks proposed for tensor._inplace and graph.version_error")
 def test_version_error_names_the_inplace_op_in_anomaly_mode() -> None:
     x = fg.tensor([1.0, 2.0], requires_grad=True)
     with detect_anomaly():

@@ -96,14 +96,17 @@ class SavedOutput:
         self.output_nr = output_nr
 
 
-def version_error(node: Node, shape: tuple[int, ...], saved: int, now: int) -> RuntimeError:
-    """The PyTorch-style error for a saved tensor that was changed in place."""
+def version_error(node: Node, shape: tuple[int, ...], saved: int, counter: list[int]) -> RuntimeError:
+    """The PyTorch-style error for a saved tensor that was changed in place (``counter``: its version counter)."""
+    from funcgrad.autograd.anomaly_mode import inplace_hint
+
+    now = counter[0]
     return RuntimeError(
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: [{node.name()}, tensor of shape {list(shape)}] is at version {now}; expected "
         f"version {saved} instead. Hint: the inplace operation that changed it came after the forward "
         "call that saved it; use an out-of-place version (e.g. x = x * 2 instead of x *= 2) or clone() "
-        "the tensor before changing it."
+        "the tensor before changing it." + inplace_hint(counter, saved)
     )
 
 
@@ -182,7 +185,7 @@ class Node:
                 values.append(value)
             elif type(version) is list:  # this node's own output, saved at version 0 with its counter
                 if version[0]:
-                    raise version_error(self, value.shape, 0, version[0])
+                    raise version_error(self, value.shape, 0, version)
                 values.append(_own_output(value, self, version) if as_tensors else value)
             else:
                 values.append(self._unpack(value, version, as_tensors))
@@ -195,17 +198,15 @@ class Node:
             return tuple([v if ver is None else self._unpack(v, ver, as_tensors)
                           for v, ver in zip(value, version)])
         if type(value) is SavedOutput:
-            now = value.counter[0]
-            if now != version:
-                raise version_error(self, value.data.shape, version, now)
+            if value.counter[0] != version:
+                raise version_error(self, value.data.shape, version, value.counter)
             if not as_tensors:
                 return value.data
             from funcgrad.tensor import Tensor
 
             return Tensor._from_node(value.data, self, value.output_nr, value.counter)
-        now = value._version_counter[0]
-        if now != version:
-            raise version_error(self, value.data.shape, version, now)
+        if value._version_counter[0] != version:
+            raise version_error(self, value.data.shape, version, value._version_counter)
         return value if as_tensors else value.data
 
 
