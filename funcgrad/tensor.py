@@ -371,26 +371,34 @@ def _inplace(self: Tensor, fn: Callable[..., Any], *args: Any, **kwargs: Any) ->
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation. "
                            "Wrap the update in `with funcgrad.no_grad():` (as optimizers do) or work on a "
                            "clone().")
-    if DISPATCH.active:  # anomaly mode notes which op changes the tensor, for a later version error
+    dual = False
+    if DISPATCH.active:  # anomaly mode notes the op (for a later version error); forward AD carries tangents
+        from funcgrad.autograd import forward_ad
         from funcgrad.autograd.anomaly_mode import record_inplace
 
         record_inplace(self, fn.__name__)
+        dual = forward_ad.has_tangent(self, *args)
     from funcgrad.autograd.views import inplace_on_view, refresh_views
 
     records = STATE.grad_enabled and (self._requires_grad or any(
         isinstance(a, Tensor) and a._requires_grad for a in args))
-    if not records:
+    if not records and not dual:
         plain = [a.data if isinstance(a, Tensor) else a for a in args]
         _write(self, fn(self.data, *plain, **kwargs))
         return self
     if self._base is not None:
-        return inplace_on_view(self, fn, args, kwargs)
+        return inplace_on_view(self, fn, args, kwargs, records)
     old = (Tensor._from_node(self.data.copy(), self.grad_fn, self.output_nr, [0]) if self.grad_fn is not None
            else Tensor._wrap(self.data.copy()))
+    if dual:
+        forward_ad.carry_tangent(self, old)
     result = fn(old, *args, **kwargs)
     _write(self, result.data)
-    self.grad_fn, self.output_nr, self._requires_grad = result.grad_fn, result.output_nr, result._requires_grad
-    refresh_views(self)
+    if records:
+        self.grad_fn, self.output_nr, self._requires_grad = result.grad_fn, result.output_nr, result._requires_grad
+        refresh_views(self)
+    if dual:
+        forward_ad.inplace_tangent(self, result)
     return self
 
 

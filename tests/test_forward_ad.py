@@ -191,11 +191,6 @@ def test_views_carry_the_matching_part_of_the_tangent() -> None:
         np.testing.assert_allclose(fwAD.unpack_dual(dual.reshape(3, 2)).tangent.data, t.reshape(3, 2))
 
 
-INPLACE = pytest.mark.xfail(reason="needs the tensor._inplace / views.inplace_on_view change reported to the lead",
-                            strict=False)
-
-
-@INPLACE
 @pytest.mark.parametrize("requires_grad", [False, True])
 def test_inplace_ops_update_the_tangent(requires_grad: bool) -> None:
     with fwAD.dual_level():
@@ -204,7 +199,6 @@ def test_inplace_ops_update_the_tangent(requires_grad: bool) -> None:
         np.testing.assert_allclose(fwAD.unpack_dual(y).tangent.data, 2 * X0)
 
 
-@INPLACE
 @pytest.mark.parametrize("batch", [(), (2,)])
 def test_inplace_on_a_view_updates_base_and_view_tangents(batch: tuple[int, ...]) -> None:
     t = np.arange(3.0) + np.zeros(batch + (3,))

@@ -34,6 +34,7 @@ def make_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
     record = _recorder(spec)
     wrap = Tensor._wrap
     differentiable = spec.differentiable
+    multi_output = spec.multi_output
 
     # unary and binary ops on (x[, y]) are the hottest path: plain parameters, no packing
     if spec.params == ("x",):
@@ -88,7 +89,7 @@ def make_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
             return out
         if requires_grad and differentiable and STATE.grad_enabled:
             return record(args, out)
-        return wrap(out)
+        return tuple([wrap(o) for o in out]) if multi_output else wrap(out)
 
     return op
 

@@ -169,8 +169,6 @@ def test_errors() -> None:
         pullback(np.ones(2))
 
 
-@pytest.mark.xfail(reason="forward AD: ops whose backward uses their saved output (exp, tanh) lose its tangent "
-                          "(reported to the forward-AD owner)", raises=AssertionError, strict=False)
 def test_forward_over_reverse_through_saved_outputs() -> None:
     def f(x: Any) -> Any:
         return fg.sum(fg.exp(x) * x)
