@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.autograd import grad as autograd_grad
+from funcgrad.check.forward import forward_jacobian
 from funcgrad.check.numerical import Step, auto_step, derivative_jumps, evaluate, jacobian_fd, jvp_fd
 from funcgrad.check.report import GradcheckError, Mismatch, format_mismatch
 from funcgrad.tensor import Tensor
@@ -202,6 +203,24 @@ class _Run:
                     else f"{self.opts.order.capitalize()}Jacobian mismatch"), j, i)
         self.reentrant(analytical, second)
 
+    def forward_mode(self, against_reverse: bool) -> None:
+        """Forward mode's Jacobians against finite differences and, if checked too, reverse mode's."""
+        reverse = self.analytical()[0] if against_reverse else None
+        out_shapes = [o.shape for o in _outputs(self.func, self.inputs)]
+        for pos, i in enumerate(self.indices):
+            numerical, errors = jacobian_fd(self.func, self.inputs, i, self.opts.eps)
+            for j, (num, err, fwd) in enumerate(zip(numerical, errors, forward_jacobian(self.func, self.inputs, i))):
+                allowed = self.opts.atol + self.opts.rtol * np.abs(num) + err
+                if not np.all(np.abs(fwd - num) <= allowed):
+                    raise self.fail("forward AD", format_mismatch(Mismatch(
+                        self.opts.output_label(j), self.opts.input_label(i), num, fwd, allowed, out_shapes[j],
+                        self.inputs[i].shape), "Forward-mode Jacobian (JVP) mismatch"), j, i)
+                if reverse is not None and not np.allclose(fwd, reverse[j][pos], self.opts.rtol, self.opts.atol):
+                    raise self.fail("forward AD", f"Forward and reverse mode disagree for {self.opts.output_label(j)} "
+                                    f"w.r.t. {self.opts.input_label(i)} (max difference "
+                                    f"{np.abs(fwd - reverse[j][pos]).max():.3g}): the jvp and vjp rules do not "
+                                    "describe the same Jacobian.", j, i)
+
     def reentrant(self, first: list[list[np.ndarray]], second: list[list[np.ndarray]]) -> None:
         """Raise unless two backward runs agree within ``nondet_tol``."""
         for j, (a_row, b_row) in enumerate(zip(first, second)):
@@ -290,10 +309,7 @@ class _Run:
 def _run(func: Callable[..., Any], prepared: tuple[Any, ...], indices: list[int], opts: _Options,
          raise_exception: bool, check_forward_ad: bool, check_backward_ad: bool) -> bool:
     """Validate the arguments, then run the checks; False or GradcheckError on failure."""
-    if check_forward_ad:
-        raise NotImplementedError("check_forward_ad (and check_fwd_over_rev) need forward-mode AD, which funcgrad "
-                                  "does not have yet; pass check_forward_ad=False")
-    if not check_backward_ad:
+    if not (check_backward_ad or check_forward_ad):
         raise ValueError("Expected at least one of check_forward_ad or check_backward_ad to be True")
     if not indices:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none did; "
@@ -307,7 +323,10 @@ def _run(func: Callable[..., Any], prepared: tuple[Any, ...], indices: list[int]
     run = _Run(func, prepared, indices, opts)
     try:
         try:
-            run.fast() if opts.fast_mode else run.slow()
+            if check_backward_ad:
+                run.fast() if opts.fast_mode else run.slow()
+            if check_forward_ad:
+                run.forward_mode(against_reverse=check_backward_ad)
         except RuntimeError as exc:
             if not opts.order or "once_differentiable" not in str(exc):
                 raise
@@ -344,8 +363,9 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: Step = 1e-6, atol: 
         check_undefined_grad: zero or undefined output grads must give zero or None input grads.
         check_grad_dtypes: each gradient must have its input's dtype.
         check_batched_grad: ``grad(..., is_grads_batched=True)`` must agree with a loop.
-        check_forward_ad: needs forward mode, not available yet (raises NotImplementedError).
-        check_backward_ad: check reverse mode (the only mode for now).
+        check_forward_ad: check forward mode too: its Jacobian (one batched pass of identity tangents per
+            input) against finite differences and, with check_backward_ad, against reverse mode's.
+        check_backward_ad: check reverse mode.
         fast_mode: compare ``v^T J u`` for random ``u``, ``v`` instead of whole Jacobians; a failure is
             re-checked in slow mode, which names the elements (and decides the verdict).
 
@@ -381,7 +401,7 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
             check_batched_grad, fast_mode: as ``gradcheck``, applied to the first-order function.
         grad_outputs: the vectors of the first-order products; random (seeded) and also checked if None.
         gen_non_contig_grad_outputs: accepted for PyTorch compatibility (arrays here are always contiguous).
-        check_fwd_over_rev: needs forward mode, not available yet (raises NotImplementedError).
+        check_fwd_over_rev: check the second derivatives by forward mode over the first-order backward too.
         check_rev_over_rev: check reverse-over-reverse.
 
     Returns:
