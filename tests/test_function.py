@@ -11,26 +11,14 @@ from hypothesis.extra.numpy import array_shapes, arrays
 import funcgrad as fg
 from funcgrad.autograd.function import Function, once_differentiable
 from funcgrad.check import GradcheckError, gradcheck, gradgradcheck
+from tests.check.corpus import Exp
 
 
 def leaf(*shape: int, seed: int = 0, dtype: type = np.float64) -> fg.Tensor:
     return fg.tensor(np.random.default_rng(seed).standard_normal(shape).astype(dtype), requires_grad=True)
 
 
-# ----- the seeds' examples ------------------------------------------------------------------------
-class Exp(Function):
-    @staticmethod
-    def forward(ctx, x):
-        out = fg.exp(x)
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        (out,) = ctx.saved_tensors
-        return g * out
-
-
+# ----- the seeds' examples (Exp lives in the check corpus, shared with the checker's tests) ---------
 class GradCoeff(Function):
     @staticmethod
     def forward(ctx, x, coeff):
