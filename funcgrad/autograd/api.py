@@ -1,12 +1,14 @@
 """``backward`` and ``grad``: argument checking and seeding, each a few lines over ``run_backward``."""
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from funcgrad.autograd.engine import run_backward
+from funcgrad.autograd.structured import BatchedDiagonal
 from funcgrad.tensor import Tensor
 
 __all__ = ["backward", "grad"]
@@ -27,7 +29,7 @@ def _seed_gradients(outputs: tuple[Tensor, ...], grad_outputs: Any, create_graph
     """One starting gradient per output: ones for a scalar output, else the one the caller gave."""
     if grad_outputs is None:
         given: tuple[Any, ...] = (None,) * len(outputs)
-    elif isinstance(grad_outputs, Tensor | np.ndarray | np.generic | float | int):
+    elif isinstance(grad_outputs, Tensor | np.ndarray | BatchedDiagonal | np.generic | float | int):
         given = (grad_outputs,)
     else:
         given = tuple(grad_outputs)
@@ -49,7 +51,7 @@ def _seed_gradients(outputs: tuple[Tensor, ...], grad_outputs: Any, create_graph
             g = np.ones(out.shape, out.dtype)
         else:
             g = g.data if isinstance(g, Tensor) and not create_graph else g
-            if not isinstance(g, Tensor):
+            if not isinstance(g, Tensor | BatchedDiagonal):
                 g = np.asarray(g, dtype=out.dtype)
             expected = out.shape if not batched else tuple(g.shape[:1]) + out.shape
             if tuple(g.shape) != expected:
@@ -145,7 +147,18 @@ def grad(outputs: _Tensors, inputs: _Tensors, grad_outputs: Any = None, retain_g
 
 
 def _shared(g: Any) -> bool:
-    return not isinstance(g, np.ndarray) or g.base is not None or not g.flags.writeable
+    """True unless ``g`` is an array nothing else can see: it owns its memory, or it views an array
+    that only it still refers to (a reshape of a temporary of the pass), so it can be returned as is."""
+    if type(g) is not np.ndarray or not g.flags.writeable:
+        return True
+    return g.base is not None and _base_refs(g) > _SOLE_BASE_REFS
+
+
+def _base_refs(view: np.ndarray) -> int:
+    return sys.getrefcount(view.base)
+
+
+_SOLE_BASE_REFS = _base_refs(np.zeros(1)[:1])  # the view's own reference plus the call's argument
 
 
 def _check_inputs(inputs: tuple[Any, ...]) -> None:

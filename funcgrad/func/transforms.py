@@ -237,7 +237,7 @@ def jacrev(f: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False) -
         call = Call(f, args, argnums, has_aux, "jacrev")
         xs, outs, keep = _reverse(call)
         out_shapes = [out.shape for out in outs]
-        seeds = basis(out_shapes, _dtype(outs))
+        seeds = basis(out_shapes, _dtype(outs), structured=True)
         grads = _pull(outs, xs, seeds, keep, batch=seeds[0].shape[:1])
         blocks = jacobian_blocks(grads, out_shapes, [x.shape for x in xs], "reverse")
         return call.with_aux(call.jacobian_tree(blocks, keep), keep)

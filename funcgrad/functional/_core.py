@@ -7,12 +7,15 @@ argnums or ``strict``.
 """
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
 
 from funcgrad.autograd import forward_ad, grad
+from funcgrad.autograd.structured import identity_seed
 from funcgrad.tensor import Tensor
 
 Shape = tuple[int, ...]
@@ -40,18 +43,26 @@ def tangent(t: Tensor) -> Tensor | None:
 
 
 def _numels(shapes: Sequence[Shape]) -> list[int]:
-    return [int(np.prod(s)) for s in shapes]
+    return [math.prod(s) for s in shapes]
 
 
-def basis(shapes: Sequence[Shape], dtype: Any) -> list[np.ndarray]:
+def _starts(sizes: list[int]) -> list[int]:
+    return [0, *itertools.accumulate(sizes)]
+
+
+def basis(shapes: Sequence[Shape], dtype: Any, structured: bool = False) -> list[Any]:
     """The standard basis of the concatenation of ``shapes``, split per shape.
 
     Entry ``k`` has shape ``(N, *shapes[k])`` with ``N`` the total number of elements: together they
-    are the rows of the ``N x N`` identity, built once (a single shape gets a view of it).
+    are the rows of the ``N x N`` identity, built once (a single shape gets a view of it). With
+    ``structured``, a single shape gets the identity as a ``BatchedDiagonal`` (for reverse-mode seeds:
+    rules keep it a diagonal as long as they can).
     """
+    if structured and len(shapes) == 1:
+        return [identity_seed(tuple(shapes[0]), dtype)]
     sizes = _numels(shapes)
     eye = np.eye(sum(sizes), dtype=dtype)
-    starts = np.cumsum([0, *sizes]).tolist()
+    starts = _starts(sizes)
     return [eye[:, s:s + n].reshape((len(eye), *shape)) for s, n, shape in zip(starts, sizes, shapes)]
 
 
@@ -68,8 +79,8 @@ def jacobian_blocks(batched: Sequence[Tensor], out_shapes: Sequence[Shape], in_s
     """
     rows, cols = (out_shapes, in_shapes) if mode == "reverse" else (in_shapes, out_shapes)
     sizes = _numels(rows)
-    starts = np.cumsum([0, *sizes]).tolist()
-    cut = [[b[s:s + n] for s, n in zip(starts, sizes)] for b in batched]  # cut[col][row]
+    starts = _starts(sizes)
+    cut = [[b[s:s + n] if len(sizes) > 1 else b for s, n in zip(starts, sizes)] for b in batched]  # cut[col][row]
     if mode == "reverse":
         return [[cut[j][i].reshape(out + inp) for j, inp in enumerate(in_shapes)] for i, out in enumerate(out_shapes)]
     # forward: block (n_j, *out_i) -> (n_j, m_i) -> (m_i, n_j) -> out_i + in_j

@@ -191,7 +191,7 @@ def _jacobian_rows(outputs: tuple[Tensor, ...], xs: tuple[Tensor, ...], create_g
                    vectorize: bool) -> list[Tensor]:
     """Reverse mode: per input, the ``(total output size, *input.shape)`` stack of the Jacobian's rows."""
     if vectorize:
-        seeds = basis([out.shape for out in outputs], outputs[0].dtype)
+        seeds = basis([out.shape for out in outputs], outputs[0].dtype, structured=not create_graph)
         batch = seeds[0].shape[:1]
         grads = grad_or_none(outputs, xs, seeds, create_graph, batched=True)
         return [g if g is not None else zeros_for(x, batch) for g, x in zip(grads, xs)]

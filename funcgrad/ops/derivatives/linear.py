@@ -46,9 +46,9 @@ def _big(matrix: tuple[int, ...], stack: tuple[int, ...]) -> bool:
 def _matmul(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Matrix product with NumPy's broadcasting: a 1-D ``x`` is a row, a 1-D ``y`` a column
     (the added dim is dropped from the result) and leading batch dims broadcast."""
-    x, y = np.asarray(x), np.asarray(y)
-    try:
-        out = _one_gemm(x, y) if x.ndim + y.ndim > 4 else None  # a matrix and a stack, at least
+    try:  # (structured operands, such as a Jacobian's diagonal seed, go to np.matmul as they are)
+        out = (_one_gemm(x, y) if type(x) is np.ndarray and type(y) is np.ndarray and x.ndim + y.ndim > 4
+               else None)  # a matrix and a stack, at least
         return out if out is not None else np.matmul(x, y)
     except ValueError:
         raise RuntimeError(_matmul_error(np.shape(x), np.shape(y))) from None

@@ -1,0 +1,123 @@
+"""BatchedDiagonal, the structured identity seed of one-pass Jacobians: every operation, structured or
+not, gives exactly what the dense stack gives."""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import funcgrad as fg
+from funcgrad.autograd.structured import BatchedDiagonal, identity_seed
+
+RNG = np.random.default_rng(0)
+
+
+def diagonal(shape):
+    return BatchedDiagonal(RNG.standard_normal(shape))
+
+
+def test_dense_is_the_scaled_identity():
+    d = np.arange(1.0, 7.0).reshape(2, 3)
+    G = BatchedDiagonal(d)
+    assert G.shape == (6, 2, 3) and G.ndim == 3 and G.dtype == d.dtype and len(G) == 6
+    np.testing.assert_array_equal(np.asarray(G).reshape(6, 6), np.diag(d.ravel()))
+    np.testing.assert_array_equal(np.asarray(identity_seed((4,), np.float32)), np.eye(4, dtype=np.float32))
+    assert np.asarray(identity_seed((), np.float64)).shape == (1,)
+
+
+@pytest.mark.parametrize("op", [np.multiply, np.true_divide])
+@pytest.mark.parametrize("other_shape", [(), (3,), (1, 3), (2, 3), (2, 1)])
+def test_scaling_by_an_entry_shaped_value_stays_diagonal(op, other_shape):
+    G = diagonal((2, 3))
+    other = RNG.uniform(1, 2, other_shape)
+    result = op(G, other)
+    assert isinstance(result, BatchedDiagonal)
+    np.testing.assert_allclose(np.asarray(result), op(np.asarray(G), other))
+    if op is np.multiply:
+        swapped = other * G
+        assert isinstance(swapped, BatchedDiagonal)
+        np.testing.assert_allclose(np.asarray(swapped), np.asarray(result))
+
+
+def test_values_with_a_batch_dim_give_the_dense_result():
+    G = diagonal((3,))
+    other = RNG.standard_normal((3, 3))
+    np.testing.assert_allclose(G * other, np.asarray(G) * other)
+    with np.errstate(divide="ignore"):  # a value divided by a stack: dense, with NumPy's infinities
+        np.testing.assert_array_equal(np.true_divide(2.0, G), 2.0 / np.asarray(G))
+    np.testing.assert_allclose(np.exp(G), np.exp(np.asarray(G)))
+
+
+def test_sums_and_differences():
+    A, B = diagonal((2, 2)), diagonal((2, 2))
+    dense = RNG.standard_normal((4, 2, 2))
+    for result, expected in [(A + B, np.asarray(A) + np.asarray(B)), (A - B, np.asarray(A) - np.asarray(B)),
+                             (-A, -np.asarray(A))]:
+        assert isinstance(result, BatchedDiagonal)
+        np.testing.assert_allclose(np.asarray(result), expected)
+    for result, expected in [(A + dense, np.asarray(A) + dense), (dense + A, dense + np.asarray(A)),
+                             (A - dense, np.asarray(A) - dense), (dense - A, dense - np.asarray(A))]:
+        assert type(result) is np.ndarray
+        np.testing.assert_allclose(result, expected)
+    buffer = dense.copy()
+    np.add(buffer, A, out=buffer, casting="same_kind")  # the engine summing into a buffer it owns
+    np.testing.assert_allclose(buffer, dense + np.asarray(A))
+
+
+def test_reshape_of_the_entries_stays_diagonal():
+    G = diagonal((2, 3))
+    for shape in [(6, 3, 2), (-1, 6), (6, 1, 6, 1)]:
+        result = np.reshape(G, shape)
+        assert isinstance(result, BatchedDiagonal)
+        np.testing.assert_array_equal(np.asarray(result), np.asarray(G).reshape(shape))
+    np.testing.assert_array_equal(G.reshape(3, 2, 6), np.asarray(G).reshape(3, 2, 6))  # mixes the batch: dense
+    assert np.shape(G) == (6, 2, 3) and np.ndim(G) == 3
+
+
+@pytest.mark.parametrize("left, right", [((5, 4), (4, 1)), ((1, 1), (1, 4)), ((4, 1), (1, 1)), ((1, 4), (4, 5)),
+                                         ((3, 4), (4, 2)), ((4, 2), (2, 3))])
+def test_products_with_a_matrix(left, right):
+    """The vector cases of matmul's rules are structured; the rest are dense; all equal the dense product."""
+    for G, M, args in [(diagonal(right), RNG.standard_normal(left), "MG"), (diagonal(left), RNG.standard_normal(right), "GM")]:
+        dense = np.asarray(G)
+        expected = M @ dense if args == "MG" else dense @ M
+        result = M @ G if args == "MG" else G @ M
+        np.testing.assert_allclose(np.asarray(result), expected, atol=1e-12)
+
+
+def test_everything_else_sees_the_dense_stack():
+    G = diagonal((3,))
+    dense = np.asarray(G)
+    np.testing.assert_array_equal(G[1], dense[1])
+    np.testing.assert_array_equal(np.sum(G, axis=1), dense.sum(axis=1))
+    np.testing.assert_array_equal(G.sum(axis=0), dense.sum(axis=0))
+    np.testing.assert_array_equal(G.T, dense.T)
+    assert isinstance(G.astype(np.float32), BatchedDiagonal) and G.astype(np.float32).dtype == np.float32
+    np.testing.assert_array_equal(np.where(dense > 0, G, 0.0), np.where(dense > 0, dense, 0.0))
+
+
+@given(st.lists(st.integers(1, 3), min_size=0, max_size=3), st.sampled_from(["tanh", "matvec", "rowvec", "mixed"]))
+def test_structured_seed_gives_the_dense_seeds_jacobian(shape, kind):
+    shape = tuple(shape)
+    x = fg.tensor(RNG.standard_normal(shape))
+    n = x.numel()
+    W = fg.tensor(RNG.standard_normal((2, n)))
+
+    def f(x):
+        if kind == "tanh":
+            return fg.tanh(x) * 2.0 - x
+        if kind == "matvec":
+            return W @ fg.sin(x.reshape(-1))
+        if kind == "rowvec":
+            return fg.exp(x.reshape(-1)) @ W.T
+        return (x.reshape(-1)[None, :] * x.reshape(-1)[:, None]).sum(0) + x.reshape(-1)
+
+    for seed_kind in ("structured", "dense"):
+        xr = x.detach().requires_grad_()
+        y = f(xr)
+        seed = (identity_seed(tuple(y.shape), np.float64) if seed_kind == "structured"
+                else np.eye(y.numel()).reshape((y.numel(), *y.shape)))
+        (g,), = [fg.autograd.grad(y, xr, seed, is_grads_batched=True)]
+        if seed_kind == "structured":
+            structured = g.numpy()
+    np.testing.assert_allclose(structured, g.numpy(), atol=1e-12)
+    assert isinstance(g, fg.Tensor) and type(g.data) is np.ndarray
