@@ -77,7 +77,8 @@ def test_reshape_of_the_entries_stays_diagonal():
                                          ((3, 4), (4, 2)), ((4, 2), (2, 3))])
 def test_products_with_a_matrix(left, right):
     """The vector cases of matmul's rules are structured; the rest are dense; all equal the dense product."""
-    for G, M, args in [(diagonal(right), RNG.standard_normal(left), "MG"), (diagonal(left), RNG.standard_normal(right), "GM")]:
+    cases = [(diagonal(right), RNG.standard_normal(left), "MG"), (diagonal(left), RNG.standard_normal(right), "GM")]
+    for G, M, args in cases:
         dense = np.asarray(G)
         expected = M @ dense if args == "MG" else dense @ M
         result = M @ G if args == "MG" else G @ M
