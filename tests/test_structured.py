@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import funcgrad as fg
-from funcgrad.autograd.structured import BatchedDiagonal, identity_seed
+from funcgrad.autograd.structured import BatchedDiagonal, ScaledStack, identity_seed
 
 RNG = np.random.default_rng(0)
 
@@ -73,8 +73,8 @@ def test_reshape_of_the_entries_stays_diagonal():
     assert np.shape(G) == (6, 2, 3) and np.ndim(G) == 3
 
 
-@pytest.mark.parametrize("left, right", [((5, 4), (4, 1)), ((1, 1), (1, 4)), ((4, 1), (1, 1)), ((1, 4), (4, 5)),
-                                         ((3, 4), (4, 2)), ((4, 2), (2, 3))])
+@pytest.mark.parametrize("left, right", [((4,), (4, 5)), ((5, 4), (4, 1)), ((1, 1), (1, 4)), ((4, 1), (1, 1)),
+                                         ((1, 4), (4, 5)), ((3, 4), (4, 2)), ((4, 2), (2, 3))])
 def test_products_with_a_matrix(left, right):
     """The vector cases of matmul's rules are structured; the rest are dense; all equal the dense product."""
     cases = [(diagonal(right), RNG.standard_normal(left), "MG"), (diagonal(left), RNG.standard_normal(right), "GM")]
@@ -83,6 +83,54 @@ def test_products_with_a_matrix(left, right):
         expected = M @ dense if args == "MG" else dense @ M
         result = M @ G if args == "MG" else G @ M
         np.testing.assert_allclose(np.asarray(result), expected, atol=1e-12)
+
+
+def scaled(shape, cols_shape=()):
+    return ScaledStack(RNG.standard_normal(shape), RNG.standard_normal(shape[0]),
+                       RNG.standard_normal(cols_shape) if cols_shape else 1.0)
+
+
+def test_scaled_stack_is_rows_times_base_times_cols():
+    S = scaled((4, 3, 2), (3, 1))
+    expected = S.rows[:, None, None] * S.base * S.cols
+    np.testing.assert_allclose(np.asarray(S), expected)
+    assert S.shape == (4, 3, 2) and S.dtype == np.float64 and S.ndim == 3 and S.size == 24
+
+
+def test_scaled_stack_scaling_negation_and_sums():
+    S = scaled((4, 3), (3,))
+    factor = RNG.uniform(1, 2, 3)
+    for result, expected in [(S * factor, np.asarray(S) * factor), (factor * S, factor * np.asarray(S)),
+                             (S / factor, np.asarray(S) / factor), (-S, -np.asarray(S)),
+                             (2.0 * S, 2.0 * np.asarray(S))]:
+        assert isinstance(result, ScaledStack) and result.base is S.base
+        np.testing.assert_allclose(np.asarray(result), expected)
+    like = ScaledStack(S.base, S.rows.copy(), RNG.standard_normal(3))
+    for result, expected in [(S + like, np.asarray(S) + np.asarray(like)),
+                             (S - like, np.asarray(S) - np.asarray(like))]:
+        assert isinstance(result, ScaledStack)
+        np.testing.assert_allclose(np.asarray(result), expected)
+    other = scaled((4, 3))  # another base: the sum is dense
+    dense = RNG.standard_normal((4, 3))
+    for result, expected in [(S + other, np.asarray(S) + np.asarray(other)), (S - dense, np.asarray(S) - dense),
+                             (S * dense, np.asarray(S) * dense)]:
+        assert type(result) is np.ndarray
+        np.testing.assert_allclose(result, expected)
+
+
+def test_scaled_stack_reshape_and_products():
+    full, broadcast = scaled((4, 2, 3), (2, 3)), scaled((4, 2, 3), (3,))
+    for S in (full, broadcast):
+        reshaped = np.reshape(S, (4, 6))
+        assert isinstance(reshaped, ScaledStack) == (S is full)
+        np.testing.assert_allclose(np.asarray(reshaped), np.asarray(S).reshape(4, 6))
+    S, M = scaled((4, 5), (5,)), RNG.standard_normal((5, 3))
+    np.testing.assert_allclose(S @ M, np.asarray(S) @ M)
+    unscaled = scaled((4, 5))
+    np.testing.assert_allclose(unscaled @ M, np.asarray(unscaled) @ M)
+    as32 = S.astype(np.float32)
+    assert as32.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(as32), np.asarray(S), rtol=1e-6)
 
 
 def test_everything_else_sees_the_dense_stack():

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.autograd.engine import run_backward
-from funcgrad.autograd.structured import BatchedDiagonal
+from funcgrad.autograd.structured import Structured
 from funcgrad.tensor import Tensor
 
 __all__ = ["backward", "grad"]
@@ -29,7 +29,7 @@ def _seed_gradients(outputs: tuple[Tensor, ...], grad_outputs: Any, create_graph
     """One starting gradient per output: ones for a scalar output, else the one the caller gave."""
     if grad_outputs is None:
         given: tuple[Any, ...] = (None,) * len(outputs)
-    elif isinstance(grad_outputs, Tensor | np.ndarray | BatchedDiagonal | np.generic | float | int):
+    elif isinstance(grad_outputs, Tensor | np.ndarray | Structured | np.generic | float | int):
         given = (grad_outputs,)
     else:
         given = tuple(grad_outputs)
@@ -51,7 +51,7 @@ def _seed_gradients(outputs: tuple[Tensor, ...], grad_outputs: Any, create_graph
             g = np.ones(out.shape, out.dtype)
         else:
             g = g.data if isinstance(g, Tensor) and not create_graph else g
-            if not isinstance(g, Tensor | BatchedDiagonal):
+            if not isinstance(g, Tensor | Structured):
                 g = np.asarray(g, dtype=out.dtype)
             expected = out.shape if not batched else tuple(g.shape[:1]) + out.shape
             if tuple(g.shape) != expected:
@@ -141,9 +141,15 @@ def grad(outputs: _Tensors, inputs: _Tensors, grad_outputs: Any = None, retain_g
                 g = np.zeros(shape, t.dtype)
         elif tuple(g.shape) != ((g.shape[0],) if is_grads_batched else ()) + t.shape:
             g = np.broadcast_to(g, ((g.shape[0],) if is_grads_batched else ()) + t.shape)
-        results.append(None if g is None else g if isinstance(g, Tensor) else Tensor(np.array(g, copy=True)
-                                                                                     if _shared(g) else g))
+        results.append(None if g is None else g if isinstance(g, Tensor) else Tensor(_unshared(g)))
     return tuple(results)
+
+
+def _unshared(g: Any) -> np.ndarray:
+    """``g`` as an array nothing else can see: itself when nothing else refers to its memory, else a copy."""
+    if isinstance(g, Structured):
+        return g.dense()  # a new array
+    return np.array(g, copy=True) if _shared(g) else g
 
 
 def _shared(g: Any) -> bool:

@@ -1,13 +1,19 @@
-"""Structured seeds for one-pass Jacobians: the identity stays a diagonal until an op needs it dense.
+"""Structured gradients for one-pass Jacobians: the identity seed stays structured until an op needs it dense.
 
 A vectorized Jacobian seeds a batched pass with the rows of the identity. Stored densely, every rule
-then works on an ``N x N`` array, and the first product the pass meets costs a full ``N x N x K``
-matrix product where scaling ``N`` rows would do. ``BatchedDiagonal`` is that seed kept as its
-diagonal: a NumPy duck array whose row ``i`` is ``d.flat[i]`` times the ``i``-th one-hot array of
-``d``'s shape. Rules need no change: elementwise scaling, negation, sums of two diagonals, reshapes
-of the non-batch dims and the products with a matrix that a vector's rules perform give a diagonal
-(or the cheap dense result) directly; anything else sees the dense array (``__array__``), so the
-structure only ever saves work and never changes a value.
+works on an ``N x N`` (or larger) array: the first product costs a full matrix product where scaling
+rows would do, and each elementwise rule allocates and fills another big array. Two NumPy duck arrays
+keep the structure instead:
+
+- ``BatchedDiagonal``: entry ``i`` of the stack is ``d.flat[i]`` times the ``i``-th one-hot array of
+  ``d``'s shape (the identity seed is ``d = 1``);
+- ``ScaledStack``: entry ``b`` is ``rows[b] * base[b] * cols``, a dense ``base`` scaled lazily: what
+  a diagonal becomes after a product with a matrix (``base`` is then that matrix, not a copy).
+
+Rules need no change. Elementwise scaling, negation, sums of like structures, reshapes of the entries
+and the products with a matrix that a vector operand's matmul rules perform stay structured (or give
+the cheap dense result directly); anything else sees the dense array (``__array__``). The structure
+only ever saves work: every result equals the dense computation's.
 """
 from __future__ import annotations
 
@@ -17,12 +23,80 @@ from typing import Any
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
-__all__ = ["BatchedDiagonal", "identity_seed"]
+__all__ = ["Structured", "BatchedDiagonal", "ScaledStack", "identity_seed"]
 
-_SCALING = {np.multiply, np.true_divide}
+_SCALING = (np.multiply, np.true_divide)
 
 
-class BatchedDiagonal(NDArrayOperatorsMixin):
+class Structured(NDArrayOperatorsMixin):
+    """What both structures share: the ndarray face, and the dense fallback for everything not structured."""
+
+    __slots__ = ()
+
+    shape: tuple[int, ...]
+
+    def dense(self) -> np.ndarray:
+        """The stack as an ordinary array."""
+        raise NotImplementedError
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        out = self.dense()
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.dense()[key]
+
+    def __getattr__(self, name: str) -> Any:
+        """Any other ndarray attribute or method, of the dense stack."""
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.dense(), name)
+
+    def reshape(self, *shape: Any) -> Any:
+        """Reshaping the entries keeps the structure; other reshapes give the dense result."""
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], tuple | list) else shape
+        return _reshape(self, tuple(shape))
+
+    def _entries_reshaped(self, core: tuple[int, ...]) -> Any:
+        """The same stack with entries of shape ``core`` (same size), or NotImplemented."""
+        return NotImplemented
+
+    def _scaled(self, ufunc: np.ufunc, factor: Any) -> Any:
+        """``ufunc(self, factor)`` for multiply/divide by an entry-shaped ``factor``, or NotImplemented."""
+        return NotImplemented
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if method == "__call__" and not kwargs:
+            result = _structured_ufunc(ufunc, inputs)
+            if result is not NotImplemented:
+                return result
+        dense = [np.asarray(a) if isinstance(a, Structured) else a for a in inputs]
+        return getattr(ufunc, method)(*dense, **kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if func is np.shape:
+            return self.shape
+        if func is np.ndim:
+            return self.ndim
+        if func is np.reshape:
+            shape = args[1] if len(args) > 1 else kwargs["shape"]
+            return _reshape(args[0], tuple(shape) if isinstance(shape, tuple | list) else (int(shape),))
+        dense = [np.asarray(a) if isinstance(a, Structured) else a for a in args]
+        return func(*dense, **kwargs)
+
+
+class BatchedDiagonal(Structured):
     """The ``(N, *d.shape)`` stack, ``N = d.size``, whose ``i``-th entry is zero but ``d.flat[i]`` at flat index i.
 
     Args:
@@ -35,16 +109,8 @@ class BatchedDiagonal(NDArrayOperatorsMixin):
         self.d = d
 
     @property
-    def shape(self) -> tuple[int, ...]:
+    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
         return (self.d.size, *self.d.shape)
-
-    @property
-    def ndim(self) -> int:
-        return self.d.ndim + 1
-
-    @property
-    def size(self) -> int:
-        return self.d.size * self.d.size
 
     @property
     def dtype(self) -> np.dtype:
@@ -54,7 +120,6 @@ class BatchedDiagonal(NDArrayOperatorsMixin):
         return f"BatchedDiagonal(shape={self.shape}, d={self.d!r})"
 
     def dense(self) -> np.ndarray:
-        """The stack as an ordinary array."""
         out = np.zeros(self.shape, self.d.dtype)
         out[self._diagonal_index()] = self.d.ravel()
         return out
@@ -63,53 +128,66 @@ class BatchedDiagonal(NDArrayOperatorsMixin):
         n = np.arange(self.d.size)
         return (n, *np.unravel_index(n, self.d.shape)) if self.d.ndim else (n,)
 
-    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        out = self.dense()
-        return out if dtype is None else out.astype(dtype, copy=False)
-
-    def __getitem__(self, key: Any) -> Any:
-        return self.dense()[key]
-
-    def __len__(self) -> int:
-        return self.d.size
-
-    def __getattr__(self, name: str) -> Any:
-        """Any other ndarray attribute or method, of the dense stack."""
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(self.dense(), name)
-
-    def reshape(self, *shape: Any) -> Any:
-        """Reshaping the entries keeps the diagonal; other reshapes give the dense result."""
-        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], tuple | list) else shape
-        return _reshape(self, tuple(shape))
-
     def astype(self, dtype: Any, copy: bool = True) -> BatchedDiagonal:
         """The same stack in ``dtype``."""
         return BatchedDiagonal(self.d.astype(dtype, copy=copy))
 
-    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        if method == "__call__" and not kwargs:
-            result = _structured_ufunc(ufunc, inputs)
-            if result is not NotImplemented:
-                return result
-        if method == "__call__" and ufunc is np.add and len(kwargs) <= 2 and _adds_into_out(inputs, kwargs):
-            out = kwargs["out"][0]
-            out[_other(inputs)._diagonal_index()] += _other(inputs).d.ravel()  # type: ignore[union-attr]
-            return out
-        dense = [np.asarray(a) if isinstance(a, BatchedDiagonal) else a for a in inputs]
-        return getattr(ufunc, method)(*dense, **kwargs)
+    def _entries_reshaped(self, core: tuple[int, ...]) -> BatchedDiagonal:
+        return BatchedDiagonal(self.d.reshape(core))
 
-    def __array_function__(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if func is np.shape:
-            return self.shape
-        if func is np.ndim:
-            return self.ndim
-        if func is np.reshape:
-            shape = args[1] if len(args) > 1 else kwargs["shape"]
-            return _reshape(args[0], tuple(shape) if isinstance(shape, tuple | list) else (int(shape),))
-        dense = [np.asarray(a) if isinstance(a, BatchedDiagonal) else a for a in args]
-        return func(*dense, **kwargs)
+    def _scaled(self, ufunc: np.ufunc, factor: Any) -> BatchedDiagonal:
+        return BatchedDiagonal(ufunc(self.d, factor))
+
+
+class ScaledStack(Structured):
+    """The stack whose entry ``b`` is ``rows[b] * base[b] * cols``.
+
+    Args:
+        base: the dense stack (often a matrix the pass multiplied by, or a view of one).
+        rows: one factor per entry, shape ``(len(base),)``.
+        cols: a factor broadcasting into one entry (a Python scalar or an array).
+    """
+
+    __slots__ = ("base", "rows", "cols")
+
+    def __init__(self, base: np.ndarray, rows: np.ndarray, cols: Any = 1.0) -> None:
+        self.base, self.rows, self.cols = base, rows, cols
+
+    @property
+    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+        return self.base.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.result_type(self.base, self.rows, self.cols)
+
+    def __repr__(self) -> str:
+        return f"ScaledStack(shape={self.shape})"
+
+    def dense(self) -> np.ndarray:
+        out = np.multiply(self.rows.reshape((-1,) + (1,) * (self.base.ndim - 1)), self.base, dtype=self.dtype)
+        if not (np.isscalar(self.cols) and self.cols == 1):
+            np.multiply(out, self.cols, out=out)
+        return out
+
+    def astype(self, dtype: Any, copy: bool = True) -> ScaledStack:
+        """The same stack in ``dtype``."""
+        return ScaledStack(self.base.astype(dtype, copy=copy), self.rows.astype(dtype, copy=copy),
+                           np.asarray(self.cols).astype(dtype, copy=copy))
+
+    def _entries_reshaped(self, core: tuple[int, ...]) -> Any:
+        if np.ndim(self.cols) and np.shape(self.cols) != self.shape[1:]:
+            return NotImplemented  # a broadcast factor does not follow a reshape
+        cols = np.reshape(self.cols, core) if np.ndim(self.cols) else self.cols
+        return ScaledStack(self.base.reshape((len(self.base), *core)), self.rows, cols)
+
+    def _scaled(self, ufunc: np.ufunc, factor: Any) -> ScaledStack:
+        return ScaledStack(self.base, self.rows, ufunc(self.cols, factor))
+
+    def _like(self, other: Any) -> bool:
+        """True if ``other`` scales the same base by the same rows (so sums combine the column factors)."""
+        return (isinstance(other, ScaledStack) and other.base is self.base
+                and (other.rows is self.rows or np.array_equal(other.rows, self.rows)))
 
 
 def identity_seed(shape: tuple[int, ...], dtype: Any) -> BatchedDiagonal:
@@ -117,51 +195,47 @@ def identity_seed(shape: tuple[int, ...], dtype: Any) -> BatchedDiagonal:
     return BatchedDiagonal(np.ones(shape, dtype))
 
 
-def _other(inputs: tuple[Any, ...]) -> Any:
-    return next(a for a in inputs if isinstance(a, BatchedDiagonal))
-
-
-def _adds_into_out(inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-    """``np.add(buffer, diagonal, out=(buffer,))``: the engine summing into a buffer it owns."""
-    out = kwargs.get("out")
-    return (len(inputs) == 2 and isinstance(out, tuple) and len(out) == 1 and type(out[0]) is np.ndarray
-            and any(a is out[0] for a in inputs) and out[0].shape == _other(inputs).shape
-            and set(kwargs) <= {"out", "casting"})
-
-
-def _reshape(a: BatchedDiagonal, shape: tuple[int, ...]) -> Any:
-    n = a.d.size
-    if shape and shape[0] in (n, -1) and -1 not in shape[1:] and math.prod(shape[1:]) == n:
-        return BatchedDiagonal(a.d.reshape(shape[1:]))
+def _reshape(a: Structured, shape: tuple[int, ...]) -> Any:
+    n, size = a.shape[0], math.prod(a.shape[1:])
+    if shape and shape[0] in (n, -1) and -1 not in shape[1:] and math.prod(shape[1:]) == size:
+        result = a._entries_reshaped(shape[1:])
+        if result is not NotImplemented:
+            return result
     return np.reshape(a.dense(), shape)
 
 
-def _fits(value: Any, diagonal: BatchedDiagonal) -> bool:
+def _fits(value: Any, stack: Structured) -> bool:
     """True if ``value`` (not a stack) broadcasts into one entry of the stack without enlarging it."""
-    shape, core = np.shape(value), diagonal.d.shape
+    shape, core = np.shape(value), stack.shape[1:]
     return len(shape) <= len(core) and all(a in (1, b) for a, b in zip(reversed(shape), reversed(core)))
 
 
 def _structured_ufunc(ufunc: np.ufunc, inputs: tuple[Any, ...]) -> Any:
     """The result of ``ufunc(*inputs)`` kept structured, or the cheap dense one; NotImplemented otherwise."""
-    if ufunc is np.negative or ufunc is np.positive:
-        return BatchedDiagonal(ufunc(inputs[0].d))
+    if ufunc is np.negative:
+        return inputs[0]._scaled(np.multiply, -1)
+    if ufunc is np.positive:
+        return inputs[0]
     if len(inputs) != 2:
         return NotImplemented
     a, b = inputs
-    a_diag, b_diag = isinstance(a, BatchedDiagonal), isinstance(b, BatchedDiagonal)
+    a_structured, b_structured = isinstance(a, Structured), isinstance(b, Structured)
     if ufunc in _SCALING:
-        if a_diag and b_diag and a.shape == b.shape and ufunc is np.multiply:
-            return BatchedDiagonal(a.d * b.d)
-        if a_diag and not b_diag and _fits(b, a):
-            return BatchedDiagonal(ufunc(a.d, b))
-        if b_diag and not a_diag and ufunc is np.multiply and _fits(a, b):
-            return BatchedDiagonal(a * b.d)
+        if a_structured and not b_structured and _fits(b, a):
+            return a._scaled(ufunc, b)
+        if b_structured and not a_structured and ufunc is np.multiply and _fits(a, b):
+            return b._scaled(ufunc, a)
+        if isinstance(a, BatchedDiagonal) and isinstance(b, BatchedDiagonal) and ufunc is np.multiply:
+            return BatchedDiagonal(a.d * b.d) if a.shape == b.shape else NotImplemented
         return NotImplemented
     if ufunc is np.add or ufunc is np.subtract:
-        if a_diag and b_diag and a.shape == b.shape:
+        if isinstance(a, BatchedDiagonal) and isinstance(b, BatchedDiagonal) and a.shape == b.shape:
             return BatchedDiagonal(ufunc(a.d, b.d))
-        return _plus_diagonal(ufunc, a, b)
+        if isinstance(a, ScaledStack) and a._like(b):
+            return ScaledStack(a.base, a.rows, ufunc(a.cols, b.cols))
+        if isinstance(a, BatchedDiagonal) != isinstance(b, BatchedDiagonal) and not (a_structured and b_structured):
+            return _plus_diagonal(ufunc, a, b)
+        return NotImplemented
     if ufunc is np.matmul:
         return _matmul(a, b)
     return NotImplemented
@@ -181,18 +255,25 @@ def _plus_diagonal(ufunc: np.ufunc, a: Any, b: Any) -> Any:
 
 
 def _matmul(a: Any, b: Any) -> Any:
-    """The products with a matrix that a vector's matmul rules perform (a vector promoted to a row or a
-    column): scaled rows or columns of the matrix, no matrix product."""
-    if isinstance(b, BatchedDiagonal) and isinstance(a, np.ndarray) and a.ndim == 2 and b.d.ndim == 2:
-        rows, cols = b.d.shape
-        if cols == 1:  # entry i is d_i e_i (a column): M @ entry = d_i M[:, i]
-            return (b.d.ravel()[:, None] * a.T)[:, :, None]
-        if rows == 1 and a.shape == (1, 1):  # a scalar times a row
-            return BatchedDiagonal(b.d * a[0, 0])
-    if isinstance(a, BatchedDiagonal) and isinstance(b, np.ndarray) and b.ndim == 2 and a.d.ndim == 2:
-        rows, cols = a.d.shape
-        if rows == 1:  # entry i is d_i e_iᵀ (a row): entry @ M = d_i M[i, :]
-            return (a.d.ravel()[:, None] * b)[:, None, :]
-        if cols == 1 and b.shape == (1, 1):
+    """The products with a matrix that matmul's rules perform for a vector operand (the vector as it is, or
+    promoted to a row or a column): scaled rows or columns of the matrix, or one product with a scaled
+    matrix, never a product with the dense stack."""
+    if isinstance(a, BatchedDiagonal) and isinstance(b, np.ndarray) and b.ndim == 2:
+        if a.d.ndim == 1:  # entry i is d_i e_i: entry @ M = d_i M[i, :]
+            return ScaledStack(b, a.d)
+        if a.d.ndim == 2 and a.d.shape[0] == 1:  # a row
+            return ScaledStack(b[:, None, :], a.d.ravel())
+        if a.d.ndim == 2 and a.d.shape[1] == 1 and b.shape == (1, 1):
             return BatchedDiagonal(a.d * b[0, 0])
+    if isinstance(b, BatchedDiagonal) and isinstance(a, np.ndarray) and a.ndim == 2 and b.d.ndim == 2:
+        if b.d.shape[1] == 1:  # entry i is d_i e_i (a column): M @ entry = d_i M[:, i]
+            return ScaledStack(a.T[:, :, None], b.d.ravel())
+        if b.d.shape[0] == 1 and a.shape == (1, 1):  # a scalar times a row
+            return BatchedDiagonal(b.d * a[0, 0])
+    if isinstance(a, ScaledStack) and isinstance(b, np.ndarray) and b.ndim == 2 and a.base.ndim == 2:
+        # (rows ⊙ base ⊙ cols) @ M = rows ⊙ (base @ (cols ⊙ M)): the factors go to the smaller operand
+        scaled_m = b if np.isscalar(a.cols) and a.cols == 1 else np.reshape(a.cols, (-1, 1)) * b
+        out = a.base @ scaled_m
+        rows = a.rows[:, None]
+        return np.multiply(out, rows, out=out) if out.dtype == np.result_type(out, rows) else out * rows
     return NotImplemented

@@ -204,7 +204,14 @@ def _jacobian_rows(outputs: tuple[Tensor, ...], xs: tuple[Tensor, ...], create_g
                 if strict and create_graph and g is not None and not g.requires_grad:
                     _strict_check("jacobian_graph", j)
                 rows[j].append(g if g is not None else zeros_for(x))
-    return [stack(r) if r else zeros_for(x, (0,)) for r, x in zip(rows, xs)]
+    return [_stacked(r, x) for r, x in zip(rows, xs)]
+
+
+def _stacked(rows: list[Tensor], x: Tensor) -> Tensor:
+    """The rows of one input's Jacobian as one Tensor (a single row is reshaped, not copied)."""
+    if len(rows) == 1:
+        return rows[0].reshape((1, *x.shape))
+    return stack(rows) if rows else zeros_for(x, (0,))
 
 
 def jacobian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = False, strict: bool = False,
@@ -286,10 +293,7 @@ def hessian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = Fals
     def gradient(*xs: Tensor) -> Any:
         if outer_jacobian_strategy == "forward-mode":  # keep the duals: _prepare would detach them
             xs = tuple(x if x.requires_grad else x.requires_grad_() for x in xs)
-        grads = jacobian(lambda *a: _single_scalar(func, a, "hessian", strict), xs, create_graph=True)
-        for i, g in enumerate(grads):
-            if strict and not g.requires_grad:
-                _strict_check("jacobian", i)
+        _, grads = _gradient(func, xs, "hessian", strict, unused="jacobian")
         return grads if is_inputs_tuple else grads[0]
 
     return jacobian(gradient, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
@@ -309,15 +313,17 @@ def _single_scalar(func: Callable[..., Any], xs: tuple[Tensor, ...], fn_name: st
 
 # ----- hvp / vhp -------------------------------------------------------------------------------
 
-def _gradient(func: Callable[..., Any], xs: tuple[Tensor, ...], fn_name: str,
-              strict: bool) -> tuple[Tensor, tuple[Tensor, ...]]:
-    """``(output, gradient)`` of a scalar function, the gradient recorded for differentiation."""
+def _gradient(func: Callable[..., Any], xs: tuple[Tensor, ...], fn_name: str, strict: bool,
+              unused: Literal["input", "jacobian"] = "input") -> tuple[Tensor, tuple[Tensor, ...]]:
+    """``(output, gradient)`` of a scalar function, the gradient recorded for differentiation; with
+    ``strict``, an input the output does not use raises the ``unused`` error (torch's hvp says "input",
+    its hessian, whose inner Jacobian holds zeros there, "jacobian")."""
     out = _single_scalar(func, xs, fn_name, strict)
     with enable_grad():
         grads = grad_or_none([out], xs, [None], create_graph=True)
     for i, g in enumerate(grads):
         if strict and g is None:
-            _strict_check("input", i)
+            _strict_check(unused, i)
         elif strict and not g.requires_grad:
             _strict_check("jacobian", i)
     return out, tuple(g if g is not None else zeros_for(x) for g, x in zip(grads, xs))

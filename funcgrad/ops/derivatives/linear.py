@@ -209,6 +209,10 @@ def matmul_x_grad(g: Any, x_shape: tuple[int, ...], y: Any) -> Any:
     x_vector, y_vector = len(x_shape) == 1, np.ndim(y) == 1
     if not (x_vector or y_vector):
         return mm_x_grad(g, y)  # the hot path: one product, no copies
+    if x_vector and y_vector:
+        return dot_x_grad(g, y)
+    if x_vector and np.ndim(y) == 2:
+        return F.matmul(g, _mT(y))  # a row times a matrix: g (*b, n) @ yᵀ, one product for the whole batch
     gx = F.matmul(_as_matrix_product(g, x_vector, y_vector), _unsqueeze(y, -2) if y_vector else _mT(y))
     return _squeeze(gx, -2) if x_vector else gx  # (*b, m, k), m = 1 dropped for a 1-D x
 
@@ -218,6 +222,10 @@ def matmul_y_grad(g: Any, x: Any, y_shape: tuple[int, ...]) -> Any:
     x_vector, y_vector = np.ndim(x) == 1, len(y_shape) == 1
     if not (x_vector or y_vector):
         return mm_y_grad(g, x)
+    if x_vector and y_vector:
+        return dot_y_grad(g, x)
+    if y_vector and np.ndim(x) == 2:
+        return F.matmul(g, x)  # a matrix times a column: (xᵀ g)ᵀ = g (*b, m) @ x, one product for the whole batch
     gy = F.matmul(_unsqueeze(x, -1) if x_vector else _mT(x), _as_matrix_product(g, x_vector, y_vector))
     return _squeeze(gy, -1) if y_vector else gy  # (*b, k, n), n = 1 dropped for a 1-D y
 
