@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.autograd.dispatch import DISPATCH
 from funcgrad.autograd.engine import run_backward
 from funcgrad.autograd.structured import Structured
 from funcgrad.tensor import Tensor
@@ -26,7 +27,9 @@ def _as_tuple(value: Any) -> tuple[Any, ...]:
 
 def _seed_gradients(outputs: tuple[Tensor, ...], grad_outputs: Any, create_graph: bool,
                     batched: bool) -> list[Any]:
-    """One starting gradient per output: ones for a scalar output, else the one the caller gave."""
+    """One starting gradient per output: ones for a scalar output, else the one the caller gave (as a
+    Tensor when the pass runs its rules on Tensors)."""
+    tensors = create_graph or DISPATCH.tensor_gradients
     if grad_outputs is None:
         given: tuple[Any, ...] = (None,) * len(outputs)
     elif isinstance(grad_outputs, Tensor | np.ndarray | Structured | np.generic | float | int):
@@ -50,7 +53,7 @@ def _seed_gradients(outputs: tuple[Tensor, ...], grad_outputs: Any, create_graph
                                    "explicitly")
             g = np.ones(out.shape, out.dtype)
         else:
-            g = g.data if isinstance(g, Tensor) and not create_graph else g
+            g = g.data if isinstance(g, Tensor) and not tensors else g
             if not isinstance(g, Tensor | Structured):
                 g = np.asarray(g, dtype=out.dtype)
             expected = out.shape if not batched else tuple(g.shape[:1]) + out.shape
@@ -59,7 +62,7 @@ def _seed_gradients(outputs: tuple[Tensor, ...], grad_outputs: Any, create_graph
                                    f"output[{i}] has a shape of {out.shape}"
                                    + (" (with is_grads_batched=True, a leading batch dimension is expected)"
                                       if batched else ""))
-        seeds.append(Tensor(g) if create_graph and not isinstance(g, Tensor) else g)
+        seeds.append(Tensor(g) if tensors and not isinstance(g, Tensor) else g)
     return seeds
 
 

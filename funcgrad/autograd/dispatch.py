@@ -16,6 +16,8 @@ __all__ = ["Layer", "DISPATCH", "push", "pop"]
 class Layer:
     """Base class of dispatch layers; override what you need, call ``proceed`` to go on."""
 
+    tensor_gradients = False  # while installed, backward rules run on Tensors (forward AD: tangents flow)
+
     def op(self, spec: Any, proceed: Callable[[tuple[Any, ...], dict[str, Any]], Any], args: tuple[Any, ...],
            kwargs: dict[str, Any]) -> Any:
         """Around one op call (``spec`` is the op's ``OpSpec``); return its result."""
@@ -30,11 +32,12 @@ class Layer:
 class _Dispatch:
     """The installed layers, outermost first."""
 
-    __slots__ = ("active", "layers")
+    __slots__ = ("active", "layers", "tensor_gradients")
 
     def __init__(self) -> None:
         self.active = False
         self.layers: list[Layer] = []
+        self.tensor_gradients = False  # some installed layer needs backward rules to run on Tensors
 
     def call_op(self, spec: Any, plain: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Run an op call through every layer, then ``plain`` (the op without this check)."""
@@ -60,9 +63,11 @@ def push(layer: Layer) -> None:
     """Install ``layer`` innermost."""
     DISPATCH.layers.append(layer)
     DISPATCH.active = True
+    DISPATCH.tensor_gradients = any(lay.tensor_gradients for lay in DISPATCH.layers)
 
 
 def pop(layer: Layer) -> None:
     """Remove ``layer``."""
     DISPATCH.layers.remove(layer)
     DISPATCH.active = bool(DISPATCH.layers)
+    DISPATCH.tensor_gradients = any(lay.tensor_gradients for lay in DISPATCH.layers)

@@ -77,6 +77,8 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
             (``accumulate=False``) or added to their ``.grad`` (``accumulate=True``).
         retain_graph: keep saved values so the graph can be used again.
         create_graph: run the rules on Tensors in grad mode so the backward pass is itself recorded.
+            Rules also run on Tensors (recording nothing) while a dispatch layer asks for it
+            (``DISPATCH.tensor_gradients``: forward AD, so gradients carry tangents).
         batch: the number of leading batch dimensions every gradient carries.
 
     Returns:
@@ -103,6 +105,7 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
     slots = pending.slots
     prev = STATE.grad_enabled
     STATE.grad_enabled = create_graph
+    tensors = create_graph or DISPATCH.tensor_gradients  # whether rules see Tensors (else arrays)
     try:
         for node in order:
             grads = slots.pop(node, None)  # popped now so its memory goes as soon as it is used
@@ -111,20 +114,20 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
             if pending.owned:
                 pending.forget(node, len(grads))
             if node._hooks is not None:
-                grads = _run_pre_hooks(node, grads, create_graph)
+                grads = _run_pre_hooks(node, grads, tensors)
             if captures:
                 for nr, g in enumerate(grads):
                     where = captures.get((node, nr))
                     if where and not accumulate and type(node) is AccumulateGrad:
-                        g = node.hooked(g, create_graph)  # a leaf's hooks see (and may replace) it, as torch
+                        g = node.hooked(g, tensors)  # a leaf's hooks see (and may replace) it, as torch
                     for i in where or ():
                         captured[i] = g
                 if node not in run:  # type: ignore[operator]
                     continue
-            grads_in = (DISPATCH.run_node(node, grads, create_graph) if DISPATCH.active
-                        else node.apply(grads, create_graph))
+            grads_in = (DISPATCH.run_node(node, grads, tensors) if DISPATCH.active
+                        else node.apply(grads, tensors))
             if node._hooks is not None and node._hooks.post:
-                grads_in = _run_post_hooks(node, grads_in, grads)
+                grads_in = _run_post_hooks(node, grads_in, grads, tensors)
             if not retain_graph and node._saved:
                 node.release()
             for (nxt, nr), g, meta in zip(node.next_functions, grads_in, node._shapes):
@@ -147,7 +150,7 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
     if accumulate:
         for t, g in zip(inputs, captured):
             if g is not None and t.grad_fn is not None:
-                _accumulate_into(t, g, create_graph)
+                _accumulate_into(t, g, tensors)
         return None
     return captured
 
@@ -208,12 +211,12 @@ def _run_pre_hooks(node: Node, grads: list[Any], create_graph: bool) -> list[Any
     return grads
 
 
-def _run_post_hooks(node: Node, grads_in: Any, grads_out: list[Any]) -> Any:
+def _run_post_hooks(node: Node, grads_in: Any, grads_out: list[Any], tensors: bool) -> Any:
     for fn in list(node._hooks.post.values()):  # type: ignore[union-attr]
         result = fn(tuple(_as_tensor_or_none(g) for g in grads_in),
                     tuple(_as_tensor_or_none(g) for g in grads_out))
         if result is not None:
-            grads_in = [r if r is None or STATE.grad_enabled else _as_array(r) for r in result]
+            grads_in = [r if r is None or tensors else _as_array(r) for r in result]
     return grads_in
 
 

@@ -40,7 +40,11 @@ class UnpackedDualTensor(NamedTuple):
 
 
 class _ForwardLayer(dispatch.Layer):
-    """The dispatch layer of the active dual level: computes output tangents."""
+    """The dispatch layer of the active dual level: computes output tangents. Backward passes run their
+    rules on Tensors meanwhile (recording nothing unless ``create_graph``), so gradients computed from
+    values that carry tangents carry theirs: forward-over-reverse needs no recorded second graph."""
+
+    tensor_gradients = True
 
     def __init__(self) -> None:
         self.duals: list[weakref.ref[Tensor]] = []  # tensors given a tangent at this level

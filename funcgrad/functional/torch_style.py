@@ -14,7 +14,7 @@ import numpy as np
 
 from funcgrad.autograd import forward_ad
 from funcgrad.autograd.grad_mode import enable_grad, no_grad
-from funcgrad.functional._core import basis, grad_or_none, jacobian_blocks, zeros_for
+from funcgrad.functional._core import basis, grad_or_none, jacobian_blocks, tangent, zeros_for
 from funcgrad.ops import stack
 from funcgrad.tensor import Tensor
 
@@ -293,7 +293,8 @@ def hessian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = Fals
     def gradient(*xs: Tensor) -> Any:
         if outer_jacobian_strategy == "forward-mode":  # keep the duals: _prepare would detach them
             xs = tuple(x if x.requires_grad else x.requires_grad_() for x in xs)
-        _, grads = _gradient(func, xs, "hessian", strict, unused="jacobian")
+        _, grads = _gradient(func, xs, "hessian", strict, unused="jacobian",
+                             record=create_graph or outer_jacobian_strategy == "reverse-mode")
         return grads if is_inputs_tuple else grads[0]
 
     return jacobian(gradient, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
@@ -314,18 +315,20 @@ def _single_scalar(func: Callable[..., Any], xs: tuple[Tensor, ...], fn_name: st
 # ----- hvp / vhp -------------------------------------------------------------------------------
 
 def _gradient(func: Callable[..., Any], xs: tuple[Tensor, ...], fn_name: str, strict: bool,
-              unused: Literal["input", "jacobian"] = "input") -> tuple[Tensor, tuple[Tensor, ...]]:
-    """``(output, gradient)`` of a scalar function, the gradient recorded for differentiation; with
-    ``strict``, an input the output does not use raises the ``unused`` error (torch's hvp says "input",
-    its hessian, whose inner Jacobian holds zeros there, "jacobian")."""
+              unused: Literal["input", "jacobian"] = "input",
+              record: bool = True) -> tuple[Tensor, tuple[Tensor, ...]]:
+    """``(output, gradient)`` of a scalar function, the gradient recorded for reverse-mode differentiation
+    if ``record`` (forward mode needs only its tangents, which flow without); with ``strict``, an input
+    the output does not use raises the ``unused`` error (torch's hvp says "input", its hessian, whose
+    inner Jacobian holds zeros there, "jacobian")."""
     out = _single_scalar(func, xs, fn_name, strict)
     with enable_grad():
-        grads = grad_or_none([out], xs, [None], create_graph=True)
+        grads = grad_or_none([out], xs, [None], create_graph=record)
     for i, g in enumerate(grads):
         if strict and g is None:
             _strict_check(unused, i)
-        elif strict and not g.requires_grad:
-            _strict_check("jacobian", i)
+        elif strict and not (g.requires_grad if record else tangent(g) is not None):
+            _strict_check("jacobian", i)  # the gradient does not depend on the inputs
     return out, tuple(g if g is not None else zeros_for(x) for g, x in zip(grads, xs))
 
 
@@ -380,6 +383,7 @@ def hvp(func: Callable[..., Any], inputs: Tensors, v: Any = None, create_graph: 
     xs = _prepare(inputs, create_graph)
     vs = _vector(v, xs, "hvp", "input to the user-provided function")
     with forward_ad.dual_level():
-        out, grads = _gradient(func, tuple(forward_ad.make_dual(x, t) for x, t in zip(xs, vs)), "hvp", strict)
+        out, grads = _gradient(func, tuple(forward_ad.make_dual(x, t) for x, t in zip(xs, vs)), "hvp", strict,
+                               record=create_graph)
         result = _fill([forward_ad.unpack_dual(g).tangent for g in grads], xs, strict, create_graph, "hessian")
     return _finish([out], create_graph)[0], _unpack(_finish(result, create_graph), is_inputs_tuple)

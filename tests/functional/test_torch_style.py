@@ -178,6 +178,13 @@ def test_strict_errors() -> None:
         F.vhp(lambda x: fg.sum(x * 2) + fg.sum(x ** 2), x, y, strict=True, create_graph=True)
     with pytest.raises(RuntimeError, match="`strict=True` and `vectorized=True` are not supported together"):
         F.jacobian(lambda x: x, x, strict=True, vectorize=True)
+    # forward-over-reverse (no recorded gradient graph): "depends on the inputs" is read from the tangents
+    with pytest.raises(RuntimeError, match="jacobian of the user-provided function with respect to input 0 is "
+                                           "independent"):
+        F.hvp(lambda x: fg.sum(x * 2), x, y, strict=True)
+    with pytest.raises(RuntimeError, match="independent of input 1. This is not allowed in strict mode"):
+        F.hvp(lambda x, y: fg.sum(x ** 2), (x, y), (y, y), strict=True)
+    assert close(F.hvp(lambda x: fg.sum(x ** 3), x, y, strict=True)[1], 6 * x.data * y.data)
 
 
 def test_misuse_errors() -> None:
