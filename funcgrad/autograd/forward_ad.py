@@ -7,7 +7,8 @@ tangents the tangent the op table's JVP rule computes:
   each partial Jacobian of an elementwise op is diagonal);
 - ``LINEAR``: the op itself applied to the tangents (zeros for inputs without one);
 - a function ``jvp=lambda x_t, y_t, x, y, out: ...`` naming tangents as ``<input>_t`` (zeros when an
-  input has none; a list for a sequence input) and anything else as a VJP rule may.
+  input has none, or None when the rule declares ``<input>_t=None`` and skips that term; a list for a
+  sequence input) and anything else as a VJP rule may.
 
 A tangent may carry one leading batch dimension (a batch of directions, pushed in one pass). Only
 some inputs' tangents may have it (the zeros given for inputs without a tangent never do), so an
@@ -293,20 +294,26 @@ def _linear_jvp(spec: OpSpec, full: tuple[Any, ...], tangents: list[Any]) -> Any
     return stack([apply(ts) for ts in per_direction])
 
 
-_JVP_PARAMS: dict[int, list[str]] = {}
+_JVP_PARAMS: dict[int, tuple[list[str], set[str]]] = {}
 
 
 def _explicit_jvp(spec: OpSpec, rule: Callable[..., Any], full: tuple[Any, ...], out: Any,
                   tangents: list[Any]) -> Any:
-    names = _JVP_PARAMS.get(id(rule))
-    if names is None:
-        names = _JVP_PARAMS[id(rule)] = list(inspect.signature(rule).parameters)
+    """Call a stated JVP rule: a tangent parameter declared ``= None`` gets None for an input without
+    a tangent (the rule skips that term), any other gets zeros."""
+    params = _JVP_PARAMS.get(id(rule))
+    if params is None:
+        signature = inspect.signature(rule).parameters
+        params = _JVP_PARAMS[id(rule)] = (list(signature),
+                                          {n for n, p in signature.items() if p.default is None})
+    names, optional = params
     primals = _primals(spec, full)
-    filled = [t if t is not None else _zeros_like(p) for t, p in zip(tangents, primals)]
     if spec.sequence:
-        by_slot: dict[str, Any] = {spec.sequence: filled}
+        by_slot: dict[str, Any] = {spec.sequence: [t if t is not None else _zeros_like(p)
+                                                   for t, p in zip(tangents, primals)]}
     else:
-        by_slot = {s: t for s, t, r in zip(spec.rules, filled, spec.rules.values()) if r is not NONDIFF}
+        by_slot = {s: t if t is not None or s + "_t" in optional else _zeros_like(p)
+                   for s, t, p, r in zip(spec.rules, tangents, primals, spec.rules.values()) if r is not NONDIFF}
     values = [by_slot[name[:-2]] if name.endswith("_t") and name[:-2] in by_slot
               else _named_value(spec, name, full, out) for name in names]
     return rule(*values)

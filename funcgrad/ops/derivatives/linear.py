@@ -299,9 +299,22 @@ def tensordot_grad(g: Any, other: Any, ndims: tuple[int, int], dims: Dims, wrt_x
 
 
 # ----- forward-mode rules: d(x * y) = dx * y + x * dy, a batch of tangents kept in front -------------
-def matmul_jvp(x_t: Any, y_t: Any, x: Any, y: Any, out: Any) -> Any:
-    """d(x @ y) = dx @ y + x @ dy. The operands are promoted as matmul does (a 1-D x to a row, a 1-D y
-    to a column) and given the product's number of dims, so a tangent's batch dims stay in front."""
+def _plus(a: Any, b: Any) -> Any:
+    """The sum of two JVP terms, either of which may be missing (None) when its input has no tangent."""
+    return a if b is None else b if a is None else a + b
+
+
+def matmul_jvp(x: Any, y: Any, out: Any, x_t: Any = None, y_t: Any = None) -> Any:
+    """d(x @ y) = dx @ y + x @ dy, a term per input with a tangent (a tangent may have a leading batch dim).
+
+    Vectors and matrices take one product per term, the batch riding along as matmul broadcasts; with
+    stacks, the operands are promoted as matmul does (a 1-D x to a row, a 1-D y to a column) and given
+    the product's number of dims, so a tangent's batch dims stay in front."""
+    if np.ndim(x) <= 2 and np.ndim(y) <= 2:
+        dy = None
+        if y_t is not None:
+            dy = F.matmul(x, y_t) if np.ndim(y) == 2 else F.matmul(y_t, x if np.ndim(x) == 1 else _mT(x))
+        return _plus(None if x_t is None else F.matmul(x_t, y), dy)
     x_shape = (1,) * (np.ndim(x) == 1) + tuple(np.shape(x))
     y_shape = tuple(np.shape(y)) + (1,) * (np.ndim(y) == 1)
     n = max(len(x_shape), len(y_shape))
@@ -310,18 +323,20 @@ def matmul_jvp(x_t: Any, y_t: Any, x: Any, y: Any, out: Any) -> Any:
         return F.reshape(a, R.batch_shape(a, primal) + (1,) * (n - len(shape)) + shape)
 
     X, Y = promoted(x, x, x_shape), promoted(y, y, y_shape)
-    d = F.matmul(promoted(x_t, x, x_shape), Y) + F.matmul(X, promoted(y_t, y, y_shape))
+    d = _plus(None if x_t is None else F.matmul(promoted(x_t, x, x_shape), Y),
+              None if y_t is None else F.matmul(X, promoted(y_t, y, y_shape)))
     return F.reshape(d, tuple(d.shape[: d.ndim - n]) + out.shape)  # the promoted unit dims dropped
 
 
-def dot_jvp(x_t: Any, y_t: Any, x: Any, y: Any) -> Any:
-    """d(x · y) = dx · y + x · dy (real: vdot too)."""
-    return F.sum(x_t * y + x * y_t, -1)
+def dot_jvp(x: Any, y: Any, x_t: Any = None, y_t: Any = None) -> Any:
+    """d(x · y) = dx · y + x · dy (real: vdot too), a term per input with a tangent."""
+    return _plus(None if x_t is None else F.matmul(x_t, y), None if y_t is None else F.matmul(y_t, x))
 
 
-def outer_jvp(x_t: Any, y_t: Any, x: Any, y: Any) -> Any:
-    """d(x yᵀ) = dx yᵀ + x dyᵀ."""
-    return _unsqueeze(x_t, -1) * y + _unsqueeze(x, -1) * _unsqueeze(y_t, -2)
+def outer_jvp(x: Any, y: Any, x_t: Any = None, y_t: Any = None) -> Any:
+    """d(x yᵀ) = dx yᵀ + x dyᵀ, a term per input with a tangent."""
+    return _plus(None if x_t is None else _unsqueeze(x_t, -1) * y,
+                 None if y_t is None else _unsqueeze(x, -1) * _unsqueeze(y_t, -2))
 
 
 def tensordot_jvp(x_t: Any, y_t: Any, x: Any, y: Any, dims: Dims) -> Any:
