@@ -134,6 +134,7 @@ def _recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
     saved_users = spec.saved_users if not spec.sequence else ((),) * len(saved_positions)
     seq = spec.params.index(spec.sequence) if spec.sequence else -1
     multi = spec.multi_output
+    several, first = len(positions) > 1, positions[0] if positions else 0  # one tensor input: no list to build
     new = object.__new__
     ndarray = np.ndarray
 
@@ -148,7 +149,7 @@ def _recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
         node._hooks = None
         edges = []
         shapes = []
-        for a in (args[seq] if seq >= 0 else [args[i] for i in positions]):
+        for a in (args[seq] if seq >= 0 else [args[i] for i in positions] if several else (args[first],)):
             if isinstance(a, Tensor) and a._requires_grad:
                 fn = a.grad_fn
                 edges.append((fn, a.output_nr) if fn is not None else (a._accumulator(), 0))
@@ -187,7 +188,9 @@ def _recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
             if p >= 0:
                 value = args[p]
                 saved.append(value)
-                versions.append(value._version_counter[0] if isinstance(value, Tensor) else saved_version(value))
+                kind = type(value)
+                versions.append(value._version_counter[0] if kind is Tensor else
+                                None if kind is float or kind is int else saved_version(value))
             elif p < -1:  # only the shape of an input (a tuple of shapes for a sequence input)
                 source = args[-p - 2]
                 saved.append(tuple([np.shape(e) for e in source]) if -p - 2 == seq else np.shape(source))
