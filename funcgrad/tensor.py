@@ -16,6 +16,7 @@ import numpy as np
 from funcgrad.autograd.dispatch import DISPATCH
 from funcgrad.autograd.grad_mode import STATE
 from funcgrad.autograd.graph import AccumulateGrad, Node, RemovableHandle, add_hook
+from funcgrad.autograd.structured import Structured
 
 __all__ = ["Tensor"]
 
@@ -75,9 +76,10 @@ class Tensor:
     # ----- construction on the hot path ----------------------------------------------------------
     @classmethod
     def _wrap(cls, data: Any) -> Tensor:
-        """A tensor with no history around ``data``."""
+        """A tensor with no history around ``data`` (a structured batch of tangents stays structured: those
+        live inside forward-mode passes only and are made dense where they leave, see ``unpack_dual``)."""
         t = object.__new__(cls)
-        t.data = data if type(data) is np.ndarray else np.asarray(data)
+        t.data = data if type(data) is np.ndarray or isinstance(data, Structured) else np.asarray(data)
         t._requires_grad = False
         t.grad = t.grad_fn = t._extra = None
         t.output_nr = 0

@@ -27,6 +27,7 @@ import numpy as np
 
 from funcgrad.autograd import dispatch
 from funcgrad.autograd.graph import FREED
+from funcgrad.autograd.structured import Structured
 from funcgrad.ops.registry import ELEMENTWISE, LINEAR, NONDIFF, OpSpec
 from funcgrad.tensor import Tensor
 
@@ -160,7 +161,8 @@ def make_dual(tensor: Tensor, tangent: Any, *, level: int | None = None) -> Tens
     from funcgrad.ops import alias
 
     layer = _layer()
-    tangent = tangent if isinstance(tangent, Tensor) else Tensor(np.asarray(tangent))
+    if not isinstance(tangent, Tensor):  # a structured batch (the identity of a Jacobian) stays structured
+        tangent = Tensor._wrap(tangent) if isinstance(tangent, Structured) else Tensor(np.asarray(tangent))
     if tensor.dtype.kind not in "fc" or tangent.dtype.kind not in "fc":
         raise ValueError(f"make_dual expects floating point primal and tangent, got {tensor.dtype} and "
                          f"{tangent.dtype}")
@@ -188,9 +190,20 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     layer.quiet += 1
     try:
         primal = alias(tensor)
+        tangent = _dense(tangent)
     finally:
         layer.quiet -= 1
     return UnpackedDualTensor(primal, tangent)
+
+
+def _dense(tangent: Tensor | None) -> Tensor | None:
+    """A tangent as callers see it: a batch kept structured inside the pass (``funcgrad.autograd.structured``,
+    e.g. the identity of a forward-mode Jacobian) is made an ordinary array, differentiably."""
+    from funcgrad.ops import to_copy
+
+    if tangent is None or not isinstance(tangent.data, Structured):
+        return tangent
+    return to_copy(tangent, tangent.dtype)
 
 
 def _tangent(value: Any) -> Tensor | None:
@@ -325,8 +338,9 @@ def function_tangents(inputs: tuple[Any, ...]) -> list[Any] | None:
     else), or None when no dual level is active or no input has a tangent."""
     if not _LEVEL or all(_tangent(a) is None for a in inputs):
         return None
-    return [(_tangent(a) if _tangent(a) is not None else _zeros_like(a)) if isinstance(a, Tensor) else None
-            for a in inputs]
+    with primal_only():
+        return [(_dense(_tangent(a)) if _tangent(a) is not None else _zeros_like(a)) if isinstance(a, Tensor)
+                else None for a in inputs]
 
 
 class primal_only:

@@ -76,6 +76,10 @@ class Structured(NDArrayOperatorsMixin):
         """``ufunc(self, factor)`` for multiply/divide by an entry-shaped ``factor``, or NotImplemented."""
         return NotImplemented
 
+    def _entry_sums(self) -> np.ndarray:
+        """The sum of each entry, shape ``(len(self),)``."""
+        return self.dense().reshape(len(self), -1).sum(axis=1)
+
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         if method == "__call__" and not kwargs:
             result = _structured_ufunc(ufunc, inputs)
@@ -92,6 +96,8 @@ class Structured(NDArrayOperatorsMixin):
         if func is np.reshape:
             shape = args[1] if len(args) > 1 else kwargs["shape"]
             return _reshape(args[0], tuple(shape) if isinstance(shape, tuple | list) else (int(shape),))
+        if func is np.sum and len(args) == 1 and args[0] is self and _over_entries(self, kwargs):
+            return self._entry_sums()
         dense = [np.asarray(a) if isinstance(a, Structured) else a for a in args]
         return func(*dense, **kwargs)
 
@@ -137,6 +143,9 @@ class BatchedDiagonal(Structured):
 
     def _scaled(self, ufunc: np.ufunc, factor: Any) -> BatchedDiagonal:
         return BatchedDiagonal(ufunc(self.d, factor))
+
+    def _entry_sums(self) -> np.ndarray:
+        return self.d.ravel()
 
 
 class ScaledStack(Structured):
@@ -184,6 +193,11 @@ class ScaledStack(Structured):
     def _scaled(self, ufunc: np.ufunc, factor: Any) -> ScaledStack:
         return ScaledStack(self.base, self.rows, ufunc(self.cols, factor))
 
+    def _entry_sums(self) -> np.ndarray:
+        flat = self.base.reshape(len(self.base), -1)
+        cols = np.broadcast_to(self.cols, self.shape[1:]).reshape(-1)
+        return self.rows * (flat @ cols)  # one matrix-vector product
+
     def _like(self, other: Any) -> bool:
         """True if ``other`` scales the same base by the same rows (so sums combine the column factors)."""
         return (isinstance(other, ScaledStack) and other.base is self.base
@@ -202,6 +216,15 @@ def _reshape(a: Structured, shape: tuple[int, ...]) -> Any:
         if result is not NotImplemented:
             return result
     return np.reshape(a.dense(), shape)
+
+
+def _over_entries(a: Structured, kwargs: dict[str, Any]) -> bool:
+    """True if ``np.sum(a, **kwargs)`` sums each entry whole (every dim but the first, no keepdims)."""
+    if kwargs.get("keepdims") or set(kwargs) - {"axis", "keepdims"}:
+        return False
+    axis = kwargs.get("axis")
+    axes = (axis,) if isinstance(axis, int) else tuple(axis) if axis is not None else ()
+    return sorted(d % a.ndim for d in axes) == list(range(1, a.ndim)) and a.ndim > 1
 
 
 def _fits(value: Any, stack: Structured) -> bool:
@@ -258,6 +281,8 @@ def _matmul(a: Any, b: Any) -> Any:
     """The products with a matrix that matmul's rules perform for a vector operand (the vector as it is, or
     promoted to a row or a column): scaled rows or columns of the matrix, or one product with a scaled
     matrix, never a product with the dense stack."""
+    if isinstance(a, BatchedDiagonal) and isinstance(b, np.ndarray) and b.ndim == 1 and a.d.ndim == 1:
+        return a.d * b  # entry i is d_i e_i: entry · v = d_i v_i
     if isinstance(a, BatchedDiagonal) and isinstance(b, np.ndarray) and b.ndim == 2:
         if a.d.ndim == 1:  # entry i is d_i e_i: entry @ M = d_i M[i, :]
             return ScaledStack(b, a.d)

@@ -266,7 +266,7 @@ def jacfwd(f: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False) -
     def jacfwd_f(*args: Any) -> Any:
         call = Call(f, args, argnums, has_aux, "jacfwd")
         in_shapes = [x.shape for x in call.inputs]
-        outs, out_tangents, keep = _push(call, basis(in_shapes, _dtype(call.inputs)))
+        outs, out_tangents, keep = _push(call, basis(in_shapes, _dtype(call.inputs), structured=True))
         blocks = jacobian_blocks(out_tangents, [out.shape for out in outs], in_shapes, "forward")
         return call.with_aux(call.jacobian_tree(blocks, keep), keep)
 

@@ -55,8 +55,8 @@ def basis(shapes: Sequence[Shape], dtype: Any, structured: bool = False) -> list
 
     Entry ``k`` has shape ``(N, *shapes[k])`` with ``N`` the total number of elements: together they
     are the rows of the ``N x N`` identity, built once (a single shape gets a view of it). With
-    ``structured``, a single shape gets the identity as a ``BatchedDiagonal`` (for reverse-mode seeds:
-    rules keep it a diagonal as long as they can).
+    ``structured``, a single shape gets the identity as a ``BatchedDiagonal``: the seeds of a reverse
+    pass or the tangents of a forward pass, kept structured by the ops as long as they can.
     """
     if structured and len(shapes) == 1:
         return [identity_seed(tuple(shapes[0]), dtype)]

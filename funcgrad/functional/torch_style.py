@@ -253,7 +253,7 @@ def jacobian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = Fal
     in_shapes = [x.shape for x in xs]
     with enable_grad() if create_graph else no_grad():
         if strategy == "forward-mode":
-            tangents = [Tensor(t) for t in basis(in_shapes, xs[0].dtype)]
+            tangents = [Tensor._wrap(t) for t in basis(in_shapes, xs[0].dtype, structured=not create_graph)]
             is_outputs_tuple, outputs, batched = _forward(func, xs, tangents, "jacobian", strict)
             mode: Literal["reverse", "forward"] = "forward"
         else:

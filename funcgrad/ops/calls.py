@@ -14,6 +14,7 @@ import numpy as np
 from funcgrad.autograd.dispatch import DISPATCH
 from funcgrad.autograd.grad_mode import STATE
 from funcgrad.autograd.graph import Node, SavedOutput, next_sequence_nr, saved_version
+from funcgrad.autograd.structured import Structured
 
 if TYPE_CHECKING:
     from funcgrad.ops.registry import OpSpec
@@ -165,7 +166,7 @@ def _recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
             results = tuple([_output(o, node, i) for i, o in enumerate(out)])
         else:
             result = new(Tensor)
-            result.data = out if type(out) is ndarray else np.asarray(out)
+            result.data = out if type(out) is ndarray or isinstance(out, Structured) else np.asarray(out)
             result._requires_grad = True
             result.grad = result._extra = None
             result.grad_fn = node
