@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Layer", "DISPATCH", "push", "pop"]
+__all__ = ["Layer", "DISPATCH", "push", "pop", "suspended"]
 
 
 class Layer:
@@ -41,6 +41,9 @@ class _Dispatch:
 
     def call_op(self, spec: Any, plain: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Run an op call through every layer, then ``plain`` (the op without this check)."""
+        if len(self.layers) == 1:
+            return self.layers[0].op(spec, lambda a, k: plain(*a, **k), args, kwargs)
+
         def step(i: int) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
             if i == len(self.layers):
                 return lambda a, k: plain(*a, **k)
@@ -62,12 +65,34 @@ DISPATCH = _Dispatch()
 def push(layer: Layer) -> None:
     """Install ``layer`` innermost."""
     DISPATCH.layers.append(layer)
-    DISPATCH.active = True
-    DISPATCH.tensor_gradients = any(lay.tensor_gradients for lay in DISPATCH.layers)
+    _refresh()
 
 
 def pop(layer: Layer) -> None:
     """Remove ``layer``."""
     DISPATCH.layers.remove(layer)
+    _refresh()
+
+
+class suspended:
+    """Context manager: ``layer`` is uninstalled inside, so the op calls it makes for its own work (a
+    forward-mode layer computing a tangent) run plainly instead of coming back to it."""
+
+    __slots__ = ("layer", "index")
+
+    def __init__(self, layer: Layer) -> None:
+        self.layer = layer
+        self.index = 0
+
+    def __enter__(self) -> None:
+        self.index = DISPATCH.layers.index(self.layer)
+        pop(self.layer)
+
+    def __exit__(self, *exc: object) -> None:
+        DISPATCH.layers.insert(self.index, self.layer)
+        _refresh()
+
+
+def _refresh() -> None:
     DISPATCH.active = bool(DISPATCH.layers)
     DISPATCH.tensor_gradients = any(lay.tensor_gradients for lay in DISPATCH.layers)

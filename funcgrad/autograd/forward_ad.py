@@ -50,7 +50,7 @@ class _ForwardLayer(dispatch.Layer):
 
     def __init__(self) -> None:
         self.duals: list[weakref.ref[Tensor]] = []  # tensors given a tangent at this level
-        self.quiet = 0  # > 0 while JVP rules run: their ops compute primal values only
+        self.quiet = 0  # > 0 while ops compute primal values only (make_dual, unpack_dual, a Function's forward)
 
     def op(self, spec: OpSpec, proceed: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         out = proceed(args, kwargs)
@@ -60,11 +60,8 @@ class _ForwardLayer(dispatch.Layer):
         tangents = _input_tangents(spec, full)
         if all(t is None for t in tangents):
             return out
-        self.quiet += 1
-        try:
+        with dispatch.suspended(self):  # the rule's own ops compute values only
             tangent = _jvp(spec, full, out, tangents)
-        finally:
-            self.quiet -= 1
         if spec.multi_output:
             for o, t in zip(out, tangent):
                 if t is not None and isinstance(o, Tensor) and o.dtype.kind in "fc":

@@ -85,6 +85,8 @@ class OpSpec:
     def bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
         """Arguments as a full positional tuple, defaults filled in; TypeError as Python would say."""
         n = len(self.params)
+        if not kwargs and len(args) == n:
+            return args
         if len(args) > n:
             raise TypeError(f"{self.name}() takes {n} arguments but {len(args)} were given")
         values = list(args) + list(self.defaults[len(args):])
