@@ -217,3 +217,21 @@ def test_inplace_on_a_view_updates_base_and_view_tangents(batch: tuple[int, ...]
         w[1:] = fwAD.make_dual(fg.tensor(X0[:2]), t[..., :2])
         np.testing.assert_allclose(fwAD.unpack_dual(w).tangent.data, np.concatenate(
             [np.zeros(batch + (1,)), t[..., :2]], -1))
+
+
+def test_forward_ad_composes_with_other_dispatch_layers() -> None:
+    """A JVP rule's own ops bypass the forward layer only: the profiler still sees them, and the layers
+    are reinstalled in their order afterwards."""
+    from funcgrad.autograd import dispatch
+    from funcgrad.autograd.profiler import profile
+
+    x = fg.tensor([0.5, 1.5])
+    with profile() as prof, fwAD.dual_level():
+        layers = list(dispatch.DISPATCH.layers)
+        y = fg.sin(fwAD.make_dual(x, fg.ones(2))) * 3.0
+        tangent = fwAD.unpack_dual(y).tangent
+        assert dispatch.DISPATCH.layers == layers and dispatch.DISPATCH.tensor_gradients
+    np.testing.assert_allclose(tangent.data, 3.0 * np.cos(x.data))
+    names = [e.name for e in prof.events()]
+    assert names.count("cos") == 1 and "sin" in names  # cos: the JVP rule of sin, run plainly
+    assert not dispatch.DISPATCH.active and not dispatch.DISPATCH.tensor_gradients
