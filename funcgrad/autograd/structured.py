@@ -157,18 +157,15 @@ class ScaledStack(Structured):
         cols: a factor broadcasting into one entry (a Python scalar or an array).
     """
 
-    __slots__ = ("base", "rows", "cols")
+    __slots__ = ("base", "rows", "cols", "dtype")
 
     def __init__(self, base: np.ndarray, rows: np.ndarray, cols: Any = 1.0) -> None:
         self.base, self.rows, self.cols = base, rows, cols
+        self.dtype = np.result_type(base, rows, cols)
 
     @property
     def shape(self) -> tuple[int, ...]:  # type: ignore[override]
         return self.base.shape
-
-    @property
-    def dtype(self) -> np.dtype:
-        return np.result_type(self.base, self.rows, self.cols)
 
     def __repr__(self) -> str:
         return f"ScaledStack(shape={self.shape})"
@@ -195,7 +192,9 @@ class ScaledStack(Structured):
 
     def _entry_sums(self) -> np.ndarray:
         flat = self.base.reshape(len(self.base), -1)
-        cols = np.broadcast_to(self.cols, self.shape[1:]).reshape(-1)
+        if np.ndim(self.cols) == 0:
+            return self.rows * (flat.sum(axis=1) * self.cols)
+        cols = np.ascontiguousarray(np.broadcast_to(self.cols, self.shape[1:])).reshape(-1)  # BLAS needs strides
         return self.rows * (flat @ cols)  # one matrix-vector product
 
     def _like(self, other: Any) -> bool:
