@@ -142,6 +142,8 @@ def test_everything_else_sees_the_dense_stack():
     np.testing.assert_array_equal(G.T, dense.T)
     assert isinstance(G.astype(np.float32), BatchedDiagonal) and G.astype(np.float32).dtype == np.float32
     np.testing.assert_array_equal(np.where(dense > 0, G, 0.0), np.where(dense > 0, dense, 0.0))
+    np.testing.assert_array_equal(np.stack([G, G]), np.stack([dense, dense]))  # stacks inside sequences too
+    np.testing.assert_array_equal(np.concatenate([G, dense], axis=1), np.concatenate([dense, dense], axis=1))
 
 
 @given(st.lists(st.integers(1, 3), min_size=0, max_size=3), st.sampled_from(["tanh", "matvec", "rowvec", "mixed"]))

@@ -85,11 +85,16 @@ class suspended:
         self.index = 0
 
     def __enter__(self) -> None:
-        self.index = DISPATCH.layers.index(self.layer)
+        layers = DISPATCH.layers
+        if len(layers) == 1:  # the usual case: switching dispatch off is enough
+            DISPATCH.active = DISPATCH.tensor_gradients = False
+            return
+        self.index = layers.index(self.layer)
         pop(self.layer)
 
     def __exit__(self, *exc: object) -> None:
-        DISPATCH.layers.insert(self.index, self.layer)
+        if DISPATCH.layers != [self.layer]:
+            DISPATCH.layers.insert(self.index, self.layer)
         _refresh()
 
 

@@ -1,6 +1,7 @@
-"""Structured gradients for one-pass Jacobians: the identity seed stays structured until an op needs it dense.
+"""Structured gradients for one-pass Jacobians: the identity stays structured until an op needs it dense.
 
-A vectorized Jacobian seeds a batched pass with the rows of the identity. Stored densely, every rule
+A vectorized Jacobian seeds a batched pass with the rows of the identity (the cotangents of a reverse
+pass or the tangents of a forward one). Stored densely, every rule
 works on an ``N x N`` (or larger) array: the first product costs a full matrix product where scaling
 rows would do, and each elementwise rule allocates and fills another big array. Two NumPy duck arrays
 keep the structure instead:
@@ -70,23 +71,22 @@ class Structured(NDArrayOperatorsMixin):
 
     def _entries_reshaped(self, core: tuple[int, ...]) -> Any:
         """The same stack with entries of shape ``core`` (same size), or NotImplemented."""
-        return NotImplemented
+        raise NotImplementedError
 
     def _scaled(self, ufunc: np.ufunc, factor: Any) -> Any:
-        """``ufunc(self, factor)`` for multiply/divide by an entry-shaped ``factor``, or NotImplemented."""
-        return NotImplemented
+        """``ufunc(self, factor)`` for multiply/divide by an entry-shaped ``factor``."""
+        raise NotImplementedError
 
     def _entry_sums(self) -> np.ndarray:
         """The sum of each entry, shape ``(len(self),)``."""
-        return self.dense().reshape(len(self), -1).sum(axis=1)
+        raise NotImplementedError
 
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         if method == "__call__" and not kwargs:
             result = _structured_ufunc(ufunc, inputs)
             if result is not NotImplemented:
                 return result
-        dense = [np.asarray(a) if isinstance(a, Structured) else a for a in inputs]
-        return getattr(ufunc, method)(*dense, **kwargs)
+        return getattr(ufunc, method)(*_densified(inputs), **kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if func is np.shape:
@@ -98,8 +98,7 @@ class Structured(NDArrayOperatorsMixin):
             return _reshape(args[0], tuple(shape) if isinstance(shape, tuple | list) else (int(shape),))
         if func is np.sum and len(args) == 1 and args[0] is self and _over_entries(self, kwargs):
             return self._entry_sums()
-        dense = [np.asarray(a) if isinstance(a, Structured) else a for a in args]
-        return func(*dense, **kwargs)
+        return func(*_densified(args), **{k: _densified(v) for k, v in kwargs.items()})
 
 
 class BatchedDiagonal(Structured):
@@ -201,6 +200,15 @@ class ScaledStack(Structured):
         """True if ``other`` scales the same base by the same rows (so sums combine the column factors)."""
         return (isinstance(other, ScaledStack) and other.base is self.base
                 and (other.rows is self.rows or np.array_equal(other.rows, self.rows)))
+
+
+def _densified(value: Any) -> Any:
+    """``value`` with every structured stack in it (also inside lists and tuples) made dense."""
+    if isinstance(value, Structured):
+        return value.dense()
+    if isinstance(value, list | tuple):
+        return type(value)(_densified(v) for v in value)
+    return value
 
 
 def identity_seed(shape: tuple[int, ...], dtype: Any) -> BatchedDiagonal:
