@@ -47,6 +47,15 @@ def test_values_with_a_batch_dim_give_the_dense_result():
     np.testing.assert_allclose(np.exp(G), np.exp(np.asarray(G)))
 
 
+def test_known_zeros_stay_zero_where_the_dense_pass_makes_nan():
+    """d(x / y)/dx at y_1 = 0: row 0 of the Jacobian does not depend on x_1, so its entry is 0 (dense: 0/0)."""
+    G = identity_seed((2,), np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        structured, dense = np.asarray(G / np.array([2.0, 0.0])), np.eye(2) / np.array([2.0, 0.0])
+    np.testing.assert_array_equal(structured, [[0.5, 0.0], [0.0, np.inf]])
+    assert np.isnan(dense[0, 1])
+
+
 def test_sums_and_differences():
     A, B = diagonal((2, 2)), diagonal((2, 2))
     dense = RNG.standard_normal((4, 2, 2))

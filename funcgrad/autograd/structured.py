@@ -14,7 +14,9 @@ keep the structure instead:
 Rules need no change. Elementwise scaling, negation, sums of like structures, reshapes of the entries
 and the products with a matrix that a vector operand's matmul rules perform stay structured (or give
 the cheap dense result directly); anything else sees the dense array (``__array__``). The structure
-only ever saves work: every result equals the dense computation's.
+only saves work: results equal the dense computation's, except that an entry known to be zero stays
+zero where the dense pass would compute ``0 * inf`` or ``0 / 0`` (a Jacobian entry of an output that
+does not depend on that input is 0, not NaN).
 """
 from __future__ import annotations
 
