@@ -87,7 +87,7 @@ def unreduce(g: Any, shape: tuple[int, ...], dim: Any, keepdim: bool) -> Any:
 
     g: (*batch, *reduced_shape) -> (*batch, *shape), each input element getting its output's g.
     """
-    if not keepdim:
+    if not keepdim and np.ndim(g):  # (a 0-d g broadcasts as it is)
         g = F.reshape(g, tuple(g.shape[: len(g.shape) - _reduced_ndim(shape, dim)]) +
                       kept_shape(shape, dim))
     batch = tuple(g.shape[: len(g.shape) - len(shape)])

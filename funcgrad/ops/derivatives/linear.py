@@ -196,12 +196,12 @@ def mm_y_grad(g: Any, x: Any) -> Any:
 
 def dot_x_grad(g: Any, y: Any) -> Any:
     """d(x · y)/dx = g y, g holding one scalar per batch entry."""
-    return _unsqueeze(g, -1) * y
+    return (_unsqueeze(g, -1) if np.ndim(g) else g) * y
 
 
 def dot_y_grad(g: Any, x: Any) -> Any:
     """d(x · y)/dy = g x."""
-    return _unsqueeze(g, -1) * x
+    return dot_x_grad(g, x)
 
 
 def matmul_x_grad(g: Any, x_shape: tuple[int, ...], y: Any) -> Any:
