@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.signal
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes, arrays
 
@@ -604,6 +604,7 @@ def test_random_elementwise_functions_agree_with_built_in_ops(names, x):
     a, b = fg.tensor(x, requires_grad=True), fg.tensor(x, requires_grad=True)
     y_custom, y_builtin = a, b
     for name in names:
+        assume(np.all(np.abs(y_builtin.data) < 700))  # exp of it stays finite: no inf/inf in the gradients
         y_custom = FUNCTIONS[name].apply(y_custom)
         y_builtin = ELEMENTWISE[name][0](y_builtin)
     np.testing.assert_allclose(y_custom.data, y_builtin.data, rtol=1e-12, atol=1e-12)
