@@ -263,14 +263,17 @@ def _elementwise_jvp(spec: OpSpec, full: tuple[Any, ...], out: Any, tangents: li
     from funcgrad.ops.formulas import align
 
     total = None
+    ndim = out.ndim
     for (vjp, _slot, idx), t, p in zip(spec.node_class._rules, tangents, _primals(spec, full)):
         if t is None:
             continue
-        term = vjp(align(t, p, out.ndim), *[_named_value(spec, spec.saved_names[i], full, out) for i in idx])
+        if t.ndim != np.ndim(p):  # a batch of tangents: its dims go in front of the output's
+            t = align(t, p, ndim)
+        term = vjp(t, *[_named_value(spec, spec.saved_names[i], full, out) for i in idx])
         total = term if total is None else total + term
-    batch = tuple(total.shape[: np.ndim(total) - out.ndim]) if np.ndim(total) > out.ndim else ()
-    if tuple(total.shape[len(batch):]) != out.shape:
-        total = broadcast_to(total, batch + out.shape)
+    shape = total.shape
+    if shape != out.shape and tuple(shape[len(shape) - ndim:]) != out.shape:
+        total = broadcast_to(total, tuple(shape[: len(shape) - ndim]) + out.shape)
     return total
 
 
