@@ -8,6 +8,7 @@ innermost layer is called last, right around the plain op or ``Node.apply``.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 __all__ = ["Layer", "DISPATCH", "push", "pop", "suspended"]
@@ -41,22 +42,21 @@ class _Dispatch:
 
     def call_op(self, spec: Any, plain: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Run an op call through every layer, then ``plain`` (the op without this check)."""
-        if len(self.layers) == 1:
-            return self.layers[0].op(spec, lambda a, k: plain(*a, **k), args, kwargs)
-
-        def step(i: int) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
-            if i == len(self.layers):
-                return lambda a, k: plain(*a, **k)
-            return lambda a, k: self.layers[i].op(spec, step(i + 1), a, k)
-        return step(0)(args, kwargs)
+        proceed: Callable[..., Any] = partial(_call, plain)
+        for layer in reversed(self.layers):  # chained with partials: no closure refers to itself (no cycle)
+            proceed = partial(layer.op, spec, proceed)
+        return proceed(args, kwargs)
 
     def run_node(self, node: Any, grads: list[Any], create_graph: bool) -> Any:
         """Run ``node.apply`` through every layer."""
-        def step(i: int) -> Callable[[list[Any], bool], Any]:
-            if i == len(self.layers):
-                return node.apply
-            return lambda g, c: self.layers[i].node(node, step(i + 1), g, c)
-        return step(0)(grads, create_graph)
+        proceed: Callable[..., Any] = node.apply
+        for layer in reversed(self.layers):
+            proceed = partial(layer.node, node, proceed)
+        return proceed(grads, create_graph)
+
+
+def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    return fn(*args, **kwargs)
 
 
 DISPATCH = _Dispatch()

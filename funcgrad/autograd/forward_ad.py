@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from funcgrad.autograd import dispatch
-from funcgrad.autograd.graph import FREED
+from funcgrad.autograd.graph import FREED, SavedOutput
 from funcgrad.autograd.structured import Structured
 from funcgrad.ops.registry import ELEMENTWISE, LINEAR, NONDIFF, OpSpec
 from funcgrad.tensor import Tensor
@@ -79,22 +79,33 @@ class _ForwardLayer(dispatch.Layer):
 
 
 def _save_with_tangents(outputs: tuple[Any, ...]) -> None:
-    """Make the node that computed ``outputs`` save them as the Tensors themselves rather than their arrays
-    (as torch's SavedVariable keeps the forward grad), so a backward run inside this level sees their
-    tangents: without it, forward-over-reverse would lose every rule's use of ``out``."""
+    """Make the node that computed ``outputs`` save them with their tangents (as torch's SavedVariable
+    keeps the forward grad), so a backward run inside this level sees them: without it, forward-over-
+    reverse would lose every rule's use of ``out``. Each is saved as a ``SavedOutput`` whose ``dual`` is
+    a detached Tensor holding the tangent, so the node and its outputs form no reference cycle."""
     node = getattr(outputs[0], "grad_fn", None)
     spec = getattr(type(node), "_spec", None)
     if spec is None or spec.out_index < 0 or node._saved is FREED or node._saved[spec.out_index] is None:
         return
     i, version = spec.out_index, node._versions[spec.out_index]
     if spec.multi_output and type(version) is tuple:
-        value, version = tuple(outputs), tuple(o._version_counter[0] for o in outputs)
+        value, version = tuple(_saved_dual(o, nr) for nr, o in enumerate(outputs)), version
     elif type(version) is list:  # a single output, saved as its array with its version counter
-        value, version = outputs[0], version[0]
+        value, version = _saved_dual(outputs[0], 0), version[0]
     else:  # packed by saved_tensors_hooks: left to the hooks
         return
     node._saved = node._saved[:i] + (value,) + node._saved[i + 1:]
     node._versions = node._versions[:i] + (version,) + node._versions[i + 1:]
+
+
+def _saved_dual(output: Tensor, output_nr: int) -> SavedOutput:
+    """``output`` as a ``SavedOutput`` carrying its current tangent on a detached holder."""
+    holder = None
+    tangent = _tangent(output)
+    if tangent is not None:
+        holder = Tensor._wrap(output.data)
+        _LEVEL[-1].attach(holder, tangent)
+    return SavedOutput(output.data, output._version_counter, output_nr, holder)
 
 
 _LEVEL: list[_ForwardLayer] = []
@@ -379,7 +390,8 @@ def has_tangent(*values: Any) -> bool:
 
 
 def carry_tangent(source: Tensor, target: Tensor) -> None:
-    """Give ``target`` (a copy of ``source`` an in-place op computes from) ``source``'s tangent."""
+    """Give ``target`` ``source``'s tangent, if any (a copy an in-place op computes from, or a saved output
+    a backward unpacks)."""
     tangent = _tangent(source)
     if tangent is not None:
         _LEVEL[-1].attach(target, tangent)

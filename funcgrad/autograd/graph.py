@@ -85,15 +85,20 @@ FREED = _Freed()
 
 
 class SavedOutput:
-    """An op's own result saved for its backward, kept without a reference back to the node."""
+    """An op's own result saved for its backward, kept without a reference back to the node.
 
-    __slots__ = ("data", "counter", "version", "output_nr")
+    ``dual``, set inside a forward-mode level, is a detached Tensor carrying the output's tangent: the
+    Tensor a backward unpacks gets that tangent too (forward-over-reverse), still without a cycle.
+    """
 
-    def __init__(self, data: np.ndarray, counter: Any, output_nr: int = 0) -> None:
+    __slots__ = ("data", "counter", "version", "output_nr", "dual")
+
+    def __init__(self, data: np.ndarray, counter: Any, output_nr: int = 0, dual: Any = None) -> None:
         self.data = data
         self.counter = counter
         self.version = counter[0]
         self.output_nr = output_nr
+        self.dual = dual
 
 
 def version_error(node: Node, shape: tuple[int, ...], saved: int, counter: list[int]) -> RuntimeError:
@@ -204,7 +209,12 @@ class Node:
                 return value.data
             from funcgrad.tensor import Tensor
 
-            return Tensor._from_node(value.data, self, value.output_nr, value.counter)
+            unpacked = Tensor._from_node(value.data, self, value.output_nr, value.counter)
+            if value.dual is not None:
+                from funcgrad.autograd.forward_ad import carry_tangent
+
+                carry_tangent(value.dual, unpacked)
+            return unpacked
         if value._version_counter[0] != version:
             raise version_error(self, value.data.shape, version, value._version_counter)
         return value if as_tensors else value.data
