@@ -381,6 +381,17 @@ def attach_function_tangents(name: str, tangents: Any, outputs: Any) -> None:
             raise RuntimeError(f"{name}.jvp returned a tangent of shape {list(t.shape)} for output {i} of shape "
                                f"{list(o.shape)}; a tangent has its output's shape (or one extra leading batch dim)")
         _LEVEL[-1].attach(o, t)
+    _give_saved_outputs_tangents(outs)
+
+
+def _give_saved_outputs_tangents(outputs: tuple[Any, ...]) -> None:
+    """Outputs a Function saved for its backward get the tangents just attached (for forward-over-reverse)."""
+    node = next((o.grad_fn for o in outputs if isinstance(o, Tensor) and o.grad_fn is not None), None)
+    saved = getattr(node, "_saved", ())
+    if saved is FREED or not isinstance(saved, tuple):
+        return
+    node._saved = tuple(_saved_dual(outputs[v.output_nr], v.output_nr) if type(v) is SavedOutput and v.dual is None
+                        and v.output_nr < len(outputs) and outputs[v.output_nr].grad_fn is node else v for v in saved)
 
 
 # ----- in-place operations (funcgrad.tensor._inplace, funcgrad.autograd.views.inplace_on_view) -------
