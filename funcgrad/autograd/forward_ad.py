@@ -387,8 +387,8 @@ def attach_function_tangents(name: str, tangents: Any, outputs: Any) -> None:
 def _give_saved_outputs_tangents(outputs: tuple[Any, ...]) -> None:
     """Outputs a Function saved for its backward get the tangents just attached (for forward-over-reverse)."""
     node = next((o.grad_fn for o in outputs if isinstance(o, Tensor) and o.grad_fn is not None), None)
-    saved = getattr(node, "_saved", ())
-    if saved is FREED or not isinstance(saved, tuple):
+    saved = getattr(node, "_saved", None)
+    if not isinstance(saved, tuple) or saved is FREED:  # no node, nothing saved yet, or freed
         return
     node._saved = tuple(_saved_dual(outputs[v.output_nr], v.output_nr) if type(v) is SavedOutput and v.dual is None
                         and v.output_nr < len(outputs) and outputs[v.output_nr].grad_fn is node else v for v in saved)
