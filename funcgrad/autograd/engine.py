@@ -90,13 +90,14 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
         pending.add(node, nr, grad)
     order = _reachable(list(pending.slots))
 
-    captures: dict[tuple[Node, int], list[int]] = {}
+    captures: dict[Node, list[tuple[int, int]]] = {}  # node -> (output_nr, index in inputs) to capture
     run: set[Node] | None = None
     targets: set[Node] = set()
     if inputs is not None:
         for i, t in enumerate(inputs):
-            captures.setdefault(t._edge(), []).append(i)
-        targets = {node for node, _ in captures}
+            node, nr = t._edge()
+            captures.setdefault(node, []).append((nr, i))
+        targets = set(captures)
         run = _on_path(order, targets)
         if accumulate:
             run.update(n for n in targets if type(n) is AccumulateGrad)
@@ -116,12 +117,9 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
             if node._hooks is not None:
                 grads = _run_pre_hooks(node, grads, tensors)
             if captures:
-                for nr, g in enumerate(grads):
-                    where = captures.get((node, nr))
-                    if where and not accumulate and type(node) is AccumulateGrad:
-                        g = node.hooked(g, tensors)  # a leaf's hooks see (and may replace) it, as torch
-                    for i in where or ():
-                        captured[i] = g
+                wanted = captures.get(node)
+                if wanted:
+                    _capture(node, grads, wanted, captured, tensors, hooked=not accumulate)
                 if node not in run:  # type: ignore[operator]
                     continue
             grads_in = (DISPATCH.run_node(node, grads, tensors) if DISPATCH.active
@@ -153,6 +151,18 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
                 _accumulate_into(t, g, tensors)
         return None
     return captured
+
+
+def _capture(node: Node, grads: list[Any], wanted: list[tuple[int, int]], captured: list[Any], tensors: bool,
+             hooked: bool) -> None:
+    """Store the gradients of ``node``'s outputs that ``grad`` returns (``wanted``: output_nr, result index);
+    a leaf's hooks see (and may replace) its gradient first, once per output, as torch."""
+    seen: dict[int, Any] = {}
+    for nr, i in wanted:
+        if nr not in seen:
+            g = grads[nr]
+            seen[nr] = node.hooked(g, tensors) if hooked and type(node) is AccumulateGrad and g is not None else g
+        captured[i] = seen[nr]
 
 
 class _GradBuffer:

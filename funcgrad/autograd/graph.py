@@ -192,6 +192,10 @@ class Node:
                 if version[0]:
                     raise version_error(self, value.shape, 0, version)
                 values.append(_own_output(value, self, version) if as_tensors else value)
+            elif type(version) is int and type(value) is not SavedOutput:  # a saved Tensor: the common case, inline
+                if value._version_counter[0] != version:
+                    raise version_error(self, value.data.shape, version, value._version_counter)
+                values.append(value if as_tensors else value.data)
             else:
                 values.append(self._unpack(value, version, as_tensors))
         return values

@@ -148,19 +148,26 @@ def _recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
         node = new(node_class)
         node.sequence_nr = next_sequence_nr()
         node._hooks = None
-        edges = []
-        shapes = []
-        for a in (args[seq] if seq >= 0 else [args[i] for i in positions] if several else (args[first],)):
-            if isinstance(a, Tensor) and a._requires_grad:
-                fn = a.grad_fn
-                edges.append((fn, a.output_nr) if fn is not None else (a._accumulator(), 0))
-                d = a.data
-                shapes.append((d.shape, d.dtype))
-            else:
-                edges.append(NO_EDGE)
-                shapes.append(None)
-        node.next_functions = tuple(edges)
-        node._shapes = tuple(shapes)
+        if several or seq >= 0:
+            edges = []
+            shapes = []
+            for a in (args[seq] if seq >= 0 else [args[i] for i in positions]):
+                if isinstance(a, Tensor) and a._requires_grad:
+                    fn = a.grad_fn
+                    edges.append((fn, a.output_nr) if fn is not None else (a._accumulator(), 0))
+                    d = a.data
+                    shapes.append((d.shape, d.dtype))
+                else:
+                    edges.append(NO_EDGE)
+                    shapes.append(None)
+            node.next_functions = tuple(edges)
+            node._shapes = tuple(shapes)
+        else:  # one tensor input, which requires grad (else nothing is recorded)
+            a = args[first]
+            fn = a.grad_fn
+            d = a.data
+            node.next_functions = edges = ((fn, a.output_nr) if fn is not None else (a._accumulator(), 0),)
+            node._shapes = ((d.shape, d.dtype),)
         if multi:
             node._n_outputs = len(out)
             results = tuple([_output(o, node, i) for i, o in enumerate(out)])
