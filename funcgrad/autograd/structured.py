@@ -44,10 +44,12 @@ class Structured(NDArrayOperatorsMixin):
 
     @property
     def ndim(self) -> int:
+        """Number of dims, the batch dim included."""
         return len(self.shape)
 
     @property
     def size(self) -> int:
+        """Number of elements of the dense stack."""
         return math.prod(self.shape)
 
     def __len__(self) -> int:
@@ -117,10 +119,12 @@ class BatchedDiagonal(Structured):
 
     @property
     def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+        """``(d.size, *d.shape)``."""
         return (self.d.size, *self.d.shape)
 
     @property
     def dtype(self) -> np.dtype:
+        """The diagonal's dtype."""
         return self.d.dtype
 
     def __repr__(self) -> str:
@@ -166,6 +170,7 @@ class ScaledStack(Structured):
 
     @property
     def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+        """The base's shape."""
         return self.base.shape
 
     def __repr__(self) -> str:
