@@ -39,10 +39,13 @@ class _OpNode(Node):
     _spec: OpSpec
 
     def _gradient(self, grad_outputs: list[Any], values: tuple[Any, ...]) -> Any:
+        """The outputs' gradients as a tuple, zeros (with the batch dims of the others) for unused outputs."""
         if not self._spec.multi_output:
             return grad_outputs[0]
         outs = values[self._spec.out_index]
-        return tuple(g if g is not None else np.zeros(o.shape, o.dtype) for g, o in zip(grad_outputs, outs))
+        g, o = next((g, o) for g, o in zip(grad_outputs, outs) if g is not None)
+        batch = tuple(np.shape(g)[: np.ndim(g) - np.ndim(o)])
+        return tuple(g if g is not None else np.zeros(batch + np.shape(o), o.dtype) for g, o in zip(grad_outputs, outs))
 
     def apply(self, grad_outputs: list[Any], create_graph: bool) -> list[Any]:
         values = self.unpack_saved(create_graph) if self._saved else ()
