@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import funcgrad as fg
 from funcgrad.autograd import Function
 from funcgrad.autograd import forward_ad as fwAD
+from tests.check.corpus import Exp
 
 X0 = np.array([0.3, -1.2, 0.8])
 
@@ -260,22 +261,11 @@ def test_forward_over_reverse_leaves_no_reference_cycles() -> None:
 
 def test_forward_over_reverse_through_a_function_that_saves_its_output() -> None:
     """The saved output carries the tangent its jvp gave, so backward's ``g * out`` has the right tangent."""
-    class Exp(Function):
-        @staticmethod
-        def forward(ctx: Any, x: Any) -> Any:
-            out = fg.exp(x)
-            ctx.save_for_backward(out)
-            return out
-
-        @staticmethod
-        def backward(ctx: Any, g: Any) -> Any:
-            (out,) = ctx.saved_tensors
-            return g * out
-
+    class ExpWithJvp(Exp):  # the corpus's Exp (saves its output) with a forward-mode rule
         @staticmethod
         def jvp(ctx: Any, x_t: Any) -> Any:
             return x_t * ctx.saved_tensors[0].detach()
 
     x0 = np.array([0.3, -0.7])
-    H = _hessian_forward_over_reverse(lambda x: fg.sum(Exp.apply(x * x)), x0, False)
+    H = _hessian_forward_over_reverse(lambda x: fg.sum(ExpWithJvp.apply(x * x)), x0, False)
     np.testing.assert_allclose(H, _hessian_reverse_over_reverse(lambda x: fg.sum(fg.exp(x * x)), x0), rtol=1e-12)

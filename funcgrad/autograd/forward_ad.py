@@ -100,11 +100,9 @@ def _save_with_tangents(outputs: tuple[Any, ...]) -> None:
 
 def _saved_dual(output: Tensor, output_nr: int) -> SavedOutput:
     """``output`` as a ``SavedOutput`` carrying its current tangent on a detached holder."""
-    holder = None
-    tangent = _tangent(output)
-    if tangent is not None:
-        holder = Tensor._wrap(output.data)
-        _LEVEL[-1].attach(holder, tangent)
+    holder = Tensor._wrap(output.data) if _tangent(output) is not None else None
+    if holder is not None:
+        carry_tangent(output, holder)
     return SavedOutput(output.data, output._version_counter, output_nr, holder)
 
 

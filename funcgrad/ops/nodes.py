@@ -20,7 +20,7 @@ def camel(name: str) -> str:
 def node_class(spec: OpSpec, bound: tuple[Any, ...]) -> type[Node]:
     """The node class of ``spec``; ``bound`` holds ``(rule, input name, saved-value indices)`` per input."""
     base = _SequenceOpNode if spec.sequence else _OpNode
-    attrs = {"_name": f"{camel(spec.name)}Backward0", "_rules": bound, "_spec": spec, "_multi": spec.multi_output}
+    attrs = {"_name": f"{camel(spec.name)}Backward0", "_rules": bound, "_spec": spec}
     if not spec.multi_output:
         attrs["__slots__"] = ()  # multi-output nodes keep a __dict__ for their per-call _n_outputs
     return type(f"{camel(spec.name)}Backward0", (base,), attrs)
@@ -35,7 +35,6 @@ class _OpNode(Node):
 
     __slots__ = ()
     _rules: tuple[Any, ...] = ()
-    _multi = False  # the op returns several outputs
     _spec: OpSpec
 
     def _gradient(self, grad_outputs: list[Any], values: tuple[Any, ...]) -> Any:
@@ -49,7 +48,7 @@ class _OpNode(Node):
 
     def apply(self, grad_outputs: list[Any], create_graph: bool) -> list[Any]:
         values = self.unpack_saved(create_graph) if self._saved else ()
-        g = self._gradient(grad_outputs, values) if self._multi else grad_outputs[0]
+        g = self._gradient(grad_outputs, values) if self._spec.multi_output else grad_outputs[0]
         grads = []
         for (rule, slot, idx), (edge, _) in zip(self._rules, self.next_functions):
             if edge is None:
