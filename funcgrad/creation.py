@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.autograd.structured import Structured
 from funcgrad.tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "eye", "arange",
@@ -35,6 +36,8 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """
     if isinstance(data, Tensor):
         data = data.data
+    if isinstance(data, Structured):  # an array of a pass or a recording, not an ndarray
+        return _make(data.dense() if dtype is None else data.astype(dtype), requires_grad)
     return _make(np.array(data, dtype=dtype, copy=True), requires_grad)
 
 
@@ -42,6 +45,8 @@ def as_tensor(data: Any, dtype: Any = None) -> Tensor:
     """A tensor sharing memory with ``data`` when it is already an ndarray of the right dtype."""
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype == np.dtype(dtype) else Tensor(data.data.astype(dtype))
+    if isinstance(data, Structured):
+        return Tensor(data if dtype is None or data.dtype == np.dtype(dtype) else data.astype(dtype))
     return Tensor(np.asarray(data, dtype=dtype))
 
 

@@ -63,7 +63,7 @@ class Tensor:
     __array_priority__ = 1000  # ndarray op Tensor defers to Tensor's reflected operator
 
     def __init__(self, data: Any, requires_grad: bool = False) -> None:
-        self.data = data if type(data) is np.ndarray else np.asarray(data)
+        self.data = data if type(data) is np.ndarray or isinstance(data, Structured) else np.asarray(data)
         self._requires_grad = False
         self.grad: Tensor | None = None
         self.grad_fn: Node | None = None

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
-__all__ = ["Structured", "BatchedDiagonal", "ScaledStack", "identity_seed"]
+__all__ = ["Structured", "BatchedDiagonal", "ScaledStack", "identity_seed", "dense_copy"]
 
 _SCALING = (np.multiply, np.true_divide)
 
@@ -85,7 +85,11 @@ class Structured(NDArrayOperatorsMixin):
         """The sum of each entry, shape ``(len(self),)``."""
         raise NotImplementedError
 
+    _wraps_others = False  # a subclass that handles every call with other structured operands (a tracer)
+
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if _deferring(inputs):
+            return NotImplemented
         if method == "__call__" and not kwargs:
             result = _structured_ufunc(ufunc, inputs)
             if result is not NotImplemented:
@@ -93,6 +97,8 @@ class Structured(NDArrayOperatorsMixin):
         return getattr(ufunc, method)(*_densified(inputs), **kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if any(getattr(t, "_wraps_others", False) for t in types):
+            return NotImplemented
         if func is np.shape:
             return self.shape
         if func is np.ndim:
@@ -209,6 +215,11 @@ class ScaledStack(Structured):
                 and (other.rows is self.rows or np.array_equal(other.rows, self.rows)))
 
 
+def _deferring(inputs: tuple[Any, ...]) -> bool:
+    """True if an operand wraps the others (``stack`` then leaves the call to it)."""
+    return any(type(x)._wraps_others for x in inputs if isinstance(x, Structured))
+
+
 def _densified(value: Any) -> Any:
     """``value`` with every structured stack in it (also inside lists and tuples) made dense."""
     if isinstance(value, Structured):
@@ -216,6 +227,11 @@ def _densified(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return type(value)(_densified(v) for v in value)
     return value
+
+
+def dense_copy(value: Any) -> Any:
+    """A new dense array with ``value``'s values (a structured stack made dense; a traced array stays traced)."""
+    return value.dense() if isinstance(value, Structured) else np.array(value, copy=True)
 
 
 def identity_seed(shape: tuple[int, ...], dtype: Any) -> BatchedDiagonal:

@@ -31,7 +31,7 @@ def _normalize(argnums: Argnums, nargs: int, caller: str) -> Argnums:
 
 
 def _float_tensor(leaf: Any, caller: str, index: int) -> Tensor:
-    t = leaf if isinstance(leaf, Tensor) else Tensor(np.asarray(leaf))
+    t = leaf if isinstance(leaf, Tensor) else Tensor(leaf)
     if t.dtype.kind not in "fc":
         raise TypeError(f"{caller} requires real- or complex-valued inputs, but differentiated leaf {index} has "
                         f"dtype {t.dtype}: pass floats instead (e.g. 1.0, not 1; np.asarray(x, dtype=float))")
@@ -77,7 +77,7 @@ class Call:
                                 f"got {type(out).__name__}")
             out, self.aux = out
         leaves, self.out_spec = tree_flatten(out)
-        return [leaf if isinstance(leaf, Tensor) else Tensor(np.asarray(leaf)) for leaf in leaves]
+        return [leaf if isinstance(leaf, Tensor) else Tensor(leaf) for leaf in leaves]
 
     def export(self, t: Any, keep_graph: bool) -> Any:
         """A result leaf as the caller wants it: an array, or a Tensor (detached unless ``keep_graph``)."""

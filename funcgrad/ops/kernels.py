@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 import scipy.special as sp
 
+from funcgrad.autograd.structured import Structured, dense_copy
+
 Dim = int | tuple[int, ...] | None
 
 
@@ -75,16 +77,18 @@ def fill(x: np.ndarray, value: Any) -> np.ndarray:
 
 def copy(x: np.ndarray, src: Any) -> np.ndarray:
     """``src`` broadcast to ``x``'s shape and cast to its dtype, as a new array."""
-    return np.array(np.broadcast_to(src, x.shape), dtype=x.dtype)
+    return np.broadcast_to(src, x.shape).astype(x.dtype)
 
 
 def clone(x: np.ndarray) -> np.ndarray:
     """A copy of ``x`` with its own memory."""
-    return np.array(x, copy=True)
+    return dense_copy(x)
 
 
 def to_copy(x: np.ndarray, dtype: Any) -> np.ndarray:
     """``x`` converted to ``dtype`` (a new array)."""
+    if isinstance(x, Structured):
+        return x.dense().astype(dtype, copy=False)  # already a new array
     return np.asarray(x).astype(dtype)
 
 

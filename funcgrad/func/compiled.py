@@ -1,0 +1,167 @@
+"""``jit``: run a function's array work without its Python, as ``jax.jit`` does (funcgrad's take on it).
+
+The first call with a given *signature* (the argument tree, each array's shape, dtype and strides,
+the other arguments' values, and the grad mode) runs the function once while recording the NumPy
+work it does, including every derivative the library computes inside it (``funcgrad.tracing``).
+Later calls with that signature replay the recording on the new arrays: no Tensors, no graph, no
+dispatch, only the NumPy calls (minus those no output needs). This is what makes small
+derivative workloads (a Hessian-vector product, a Jacobian) cost close to the hand-written
+NumPy they amount to.
+
+What a recording cannot reproduce, it does not: a function that reads input values into Python
+(``if x.sum() > 0``) gets those reads guarded, and a replay that meets a different value runs the
+function normally instead (with a warning, once); a function whose arrays leave NumPy (SciPy's
+LAPACK wrappers, ``np.asarray`` of a traced array) or that writes into its inputs is not recorded
+and always runs normally. Every call's result is exactly what calling the function gives.
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from funcgrad.autograd.dispatch import DISPATCH
+from funcgrad.autograd.grad_mode import is_grad_enabled
+from funcgrad.func.tracing import GuardFailed, Program, Recorder, Traced, active_recorder
+from funcgrad.functional._pytree import tree_flatten, tree_unflatten
+from funcgrad.tensor import Tensor
+
+__all__ = ["jit"]
+
+_NOT_RECORDED = "not recorded"
+
+
+def jit(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``f`` compiled to a replay of its NumPy work, recorded on the first call of each signature.
+
+    Args:
+        f: a function of arrays (pytrees of NumPy arrays, Tensors that do not require grad, Python
+            scalars) returning arrays, Tensors or Python values; it may differentiate inside
+            (``jit(grad(f))``, ``jit(lambda x, v: functional.hvp(f, x, v))``). Non-array arguments are
+            part of the signature: each new value records anew.
+
+    Returns:
+        A function with ``f``'s signature and results (Tensors come back as Tensors without history).
+        Side effects of ``f`` (printing, appending to lists) happen when a call is recorded, not when it
+        replays; arrays ``f`` closes over are captured at recording (pass them as arguments to vary them);
+        random draws inside ``f`` are recorded as constants. ``jitted.programs`` maps each signature
+        recorded so far to its ``Program`` (or to ``"not recorded"`` and the reason).
+
+    Example:
+        >>> import numpy as np
+        >>> import funcgrad.func as ff
+        >>> g = ff.jit(ff.grad(lambda x: (x ** 3).sum()))
+        >>> g(np.array([1.0, 2.0]))
+        array([ 3., 12.])
+        >>> g(np.array([3.0, 0.5]))
+        array([27.  ,  0.75])
+    """
+    programs: dict[Any, Any] = {}
+    warned: list[bool] = []
+
+    @functools.wraps(f)
+    def jitted(*args: Any) -> Any:
+        if DISPATCH.active or active_recorder() is not None:
+            return f(*args)  # under a profiler, anomaly mode or forward AD, or inside another recording
+        leaves, tree = tree_flatten(args)
+        arrays, key = _signature(leaves, tree)
+        program = programs.get(key)
+        if program is None:
+            program, result = _record(f, args, leaves, tree, arrays)
+            programs[key] = program
+            return result
+        if not isinstance(program, _Compiled):
+            return f(*args)
+        try:
+            return program.run(arrays)
+        except GuardFailed as failure:
+            if not warned:
+                warned.append(True)
+                warnings.warn(f"jit({getattr(f, '__name__', 'f')}): {failure}; the function read a value of its "
+                              "inputs into Python while it was recorded, so calls where that value differs run "
+                              "without the recording. Keep value-dependent Python out of jitted functions.",
+                              RuntimeWarning, stacklevel=2)
+            return f(*args)
+
+    jitted.programs = programs  # type: ignore[attr-defined]
+    return jitted
+
+
+class _Compiled:
+    """A recorded program plus how to rebuild ``f``'s result from its outputs."""
+
+    __slots__ = ("program", "tree", "kinds")
+
+    def __init__(self, program: Program, tree: Any, kinds: list[tuple[bool, bool]]) -> None:
+        self.program, self.tree, self.kinds = program, tree, kinds
+
+    def run(self, arrays: list[np.ndarray]) -> Any:
+        values = self.program.run(arrays)
+        return tree_unflatten(self.tree, [_export(v, kind) for v, kind in zip(values, self.kinds)])
+
+
+def _export(value: Any, kind: tuple[bool, bool]) -> Any:
+    """An output leaf as ``f`` returned it: a Tensor or not; a constant one copied (callers may write to it)."""
+    tensor, constant = kind
+    if constant and isinstance(value, np.ndarray):
+        value = value.copy()
+    return Tensor(value) if tensor else value
+
+
+def _signature(leaves: list[Any], tree: Any) -> tuple[list[np.ndarray], Any]:
+    """The call's input arrays, and the key its recording is filed under."""
+    arrays: list[np.ndarray] = []
+    parts: list[Any] = [tree, is_grad_enabled()]
+    first: dict[int, int] = {}
+    for i, leaf in enumerate(leaves):
+        if isinstance(leaf, Tensor):
+            if leaf.requires_grad:
+                raise TypeError(f"jit: argument leaf {i} is a Tensor that requires grad; a jitted call records no "
+                                "graph. Differentiate inside the jitted function (jit(grad(f))), or pass "
+                                "tensor.detach()")
+            leaf = leaf.data
+        if isinstance(leaf, np.ndarray):
+            parts.append((type(leaf), leaf.shape, leaf.dtype.str, leaf.strides, first.setdefault(id(leaf), i)))
+            arrays.append(leaf)
+            continue
+        try:
+            hash(leaf)
+        except TypeError:
+            raise TypeError(f"jit: argument leaf {i} is a {type(leaf).__name__}, which is neither an array nor "
+                            "hashable; pass arrays, Tensors or hashable values (close over anything else)") from None
+        parts.append((type(leaf), leaf))
+    return arrays, tuple(parts)
+
+
+def _record(f: Callable[..., Any], args: tuple[Any, ...], leaves: list[Any], tree: Any,
+            arrays: list[np.ndarray]) -> tuple[Any, Any]:
+    """Run ``f`` once while recording: ``(the compiled call or why not, f's result)``."""
+    before = [a.copy() for a in arrays]
+    with Recorder(arrays) as recorder:
+        traced = iter(recorder.inputs)
+        call_leaves = [(Tensor(next(traced)) if isinstance(leaf, Tensor) else next(traced))
+                       if isinstance(leaf.data if isinstance(leaf, Tensor) else leaf, np.ndarray) else leaf
+                       for leaf in leaves]
+        try:
+            out = f(*tree_unflatten(tree, call_leaves))
+        except Exception as error:  # perhaps only because of the recording: the plain call says
+            return (_NOT_RECORDED, f"the recorded call raised {error!r}"), f(*args)
+    out_leaves, out_tree = tree_flatten(out)
+    values = [leaf.data if isinstance(leaf, Tensor) else leaf for leaf in out_leaves]
+    result = tree_unflatten(out_tree, [_concrete_leaf(leaf) for leaf in out_leaves])
+    if any(not np.array_equal(a, b, equal_nan=a.dtype.kind in "fc") for a, b in zip(arrays, before)):
+        recorder.escape("written into: the function changes its inputs in place")
+    if recorder.escaped is not None:
+        return (_NOT_RECORDED, recorder.escaped), result
+    kinds = [(isinstance(leaf, Tensor), not isinstance(v, Traced)) for leaf, v in zip(out_leaves, values)]
+    return _Compiled(recorder.program(values), out_tree, kinds), result
+
+
+def _concrete_leaf(leaf: Any) -> Any:
+    if isinstance(leaf, Tensor):
+        data = leaf.data
+        return Tensor(data.value) if isinstance(data, Traced) else leaf.detach()
+    return leaf.value if isinstance(leaf, Traced) else leaf

@@ -1,0 +1,458 @@
+"""Recording a call's NumPy work as a program that replays on new arrays: the machinery of ``jit``.
+
+A traced call runs the function once, for real, on ``Traced`` arrays: NumPy duck arrays that hold
+the concrete value and the slot of that value in the program being recorded. Every NumPy function,
+ufunc, method and indexing applied to one is computed on the concrete values *and* appended to the
+program as a step, so the library above (Tensors, the graph, the engine, forward mode) runs
+unchanged and only its array work is kept. Replaying the program on new inputs of the same
+shapes, dtypes and strides repeats that array work and nothing else.
+
+What a replay cannot repeat is caught while recording:
+
+- a *guard*: a traced value read into Python (``bool``, ``float``, ``item``, a NumPy function
+  returning a Python value). Its step recomputes the value on replay and stops the replay
+  (``GuardFailed``) if it differs, since the Python code after it may then take another path;
+- an *escape*: a traced value leaving NumPy's view (``np.asarray`` of it, SciPy's LAPACK wrappers,
+  writing it into a plain array). The recording is then unusable (``Recorder.escape`` says why);
+  the call's own result is still right, as every step was computed for real.
+
+Arrays the function uses that are not derived from its inputs (closed-over data, ``np.ones``) are
+*constants*: captured when first seen, as a read-only copy (a new one if the array has changed by
+its next use), as ``jax.jit`` does.
+"""
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from funcgrad.autograd.structured import Structured
+
+__all__ = ["Traced", "Recorder", "Program", "GuardFailed", "active_recorder"]
+
+# functions that read only shapes and dtypes: computed at once, no step, no guard
+_STATIC_FUNCTIONS = frozenset({np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj, np.isrealobj})
+# whether two arrays overlap follows from the steps that made them, as long as the arrays the program
+# starts from (inputs, constants) do not overlap: then computed at once, like shapes
+_ALIASING_FUNCTIONS = frozenset({np.may_share_memory, np.shares_memory})
+# cheaper calls with the same result on plain ndarrays (np.sum and np.reshape are Python wrappers)
+_EQUIVALENTS: dict[Any, tuple[Any, int, frozenset[str]]] = {  # func -> (equivalent, max positional, kwargs)
+    np.sum: (np.add.reduce, 2, frozenset({"axis", "dtype", "out", "keepdims"})),
+    np.reshape: (np.ndarray.reshape, 2, frozenset()),
+    np.transpose: (np.ndarray.transpose, 2, frozenset()),
+}
+_STATIC_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "itemsize", "nbytes", "strides", "flags"})
+_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
+_MUTATING_METHODS = frozenset({"fill", "sort", "put", "resize", "partition", "setfield", "itemset", "setflags"})
+_MUTATING_FUNCTIONS = frozenset({np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis})
+
+_RECORDERS: list[Recorder] = []
+
+
+def active_recorder() -> Recorder | None:
+    """The recording in progress (the innermost), if any."""
+    return _RECORDERS[-1] if _RECORDERS else None
+
+
+class GuardFailed(Exception):
+    """A replay met a Python value that differs from the recorded one: the program does not apply."""
+
+
+class _Slot:
+    """A reference to a program value in a step's argument template."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+class Traced(Structured):
+    """An array inside a recording: its concrete ``value`` and its ``slot`` in the recorder's program."""
+
+    __slots__ = ("value", "slot", "recorder")
+    _wraps_others = True  # mixed calls with other structured arrays come here first
+
+    def __init__(self, value: Any, slot: int, recorder: Recorder) -> None:
+        self.value, self.slot, self.recorder = value, slot, recorder
+
+    @property
+    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+        """The concrete value's shape."""
+        return np.shape(self.value)
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The concrete value's dtype."""
+        return self.value.dtype
+
+    def __repr__(self) -> str:
+        return f"Traced(shape={self.shape}, dtype={self.dtype})"
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+    def __iter__(self) -> Any:
+        return (self[i] for i in range(len(self)))
+
+    # ----- the NumPy protocols: every call is recorded -------------------------------------------
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        fn = ufunc if method == "__call__" else getattr(ufunc, method)
+        return self.recorder.call(fn, inputs, kwargs, mutates=0 if method == "at" else None)
+
+    def __array_function__(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if func in _STATIC_FUNCTIONS:
+            return func(*_concrete(args), **_concrete(kwargs))
+        if func in _ALIASING_FUNCTIONS:
+            return self.recorder.aliasing(func, args, kwargs)
+        equivalent = _EQUIVALENTS.get(func)
+        if equivalent is not None and len(args) <= equivalent[1] and equivalent[2].issuperset(kwargs) \
+                and type(_concrete(args[0])) is np.ndarray:
+            func = equivalent[0]
+        return self.recorder.call(func, args, kwargs, mutates=0 if func in _MUTATING_FUNCTIONS else None)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        self.recorder.escape("converted to a plain ndarray (np.asarray, np.array or a non-NumPy kernel)")
+        value = np.asarray(self.value)
+        return value if dtype is None else value.astype(dtype, copy=False)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.recorder.call(operator.getitem, (self, key), {})
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.recorder.call(operator.setitem, (self, key, value), {}, mutates=0)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if name in _STATIC_ATTRIBUTES:
+            return getattr(self.value, name)
+        if name in _VIEW_ATTRIBUTES:
+            return self.recorder.call(_attribute(name), (self,), {})
+        if not callable(getattr(self.value, name)):
+            self.recorder.escape(f"its attribute '{name}' was read")
+            return getattr(self.value, name)
+        return lambda *args, **kwargs: self.recorder.call(
+            _method(name), (self, *args), kwargs, mutates=0 if name in _MUTATING_METHODS else None)
+
+    def reshape(self, *shape: Any) -> Any:
+        """The reshaped array (recorded)."""
+        return self.recorder.call(_method("reshape"), (self, *shape), {})
+
+    def dense(self) -> Any:
+        """A new dense array with the same values (recorded); a structured value is made dense."""
+        return self.recorder.call(_dense_copy, (self,), {})
+
+    # ----- Python values: guarded ----------------------------------------------------------------
+    def __bool__(self) -> bool:
+        return self.recorder.call(bool, (self,), {})  # type: ignore[no-any-return]
+
+    def __float__(self) -> float:
+        return self.recorder.call(float, (self,), {})  # type: ignore[no-any-return]
+
+    def __int__(self) -> int:
+        return self.recorder.call(int, (self,), {})  # type: ignore[no-any-return]
+
+    def __complex__(self) -> complex:
+        return self.recorder.call(complex, (self,), {})  # type: ignore[no-any-return]
+
+    def __index__(self) -> int:
+        return self.recorder.call(operator.index, (self,), {})  # type: ignore[no-any-return]
+
+
+def _dense_copy(value: Any) -> np.ndarray:
+    return value.dense() if isinstance(value, Structured) else np.array(value, copy=True)
+
+
+_ATTRIBUTES: dict[str, Callable[[Any], Any]] = {}
+_METHODS: dict[str, Callable[..., Any]] = {}
+
+
+def _attribute(name: str) -> Callable[[Any], Any]:
+    if name not in _ATTRIBUTES:
+        _ATTRIBUTES[name] = operator.attrgetter(name)
+    return _ATTRIBUTES[name]
+
+
+def _method(name: str) -> Callable[..., Any]:
+    """A function calling method ``name`` of its first argument (one per name, so steps compare)."""
+    if name not in _METHODS:
+        def call(obj: Any, *args: Any, **kwargs: Any) -> Any:
+            return getattr(obj, name)(*args, **kwargs)
+        call.__name__ = call.__qualname__ = f"ndarray.{name}"
+        _METHODS[name] = call
+    return _METHODS[name]
+
+
+def _concrete(value: Any) -> Any:
+    """``value`` with every Traced (also inside lists, tuples and dicts) replaced by its concrete value."""
+    if isinstance(value, Traced):
+        return value.value
+    if isinstance(value, list | tuple):
+        return type(value)(_concrete(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _concrete(v) for k, v in value.items()}
+    return value
+
+
+def _is_value(value: Any) -> bool:
+    """True for what a program holds in a slot: arrays (also structured ones) and NumPy scalars."""
+    return isinstance(value, np.ndarray | Structured | np.generic)
+
+
+class Recorder:
+    """The program being recorded by one traced call.
+
+    Args:
+        inputs: the call's input arrays; they take slots ``0 .. len(inputs) - 1``.
+    """
+
+    def __init__(self, inputs: Sequence[np.ndarray]) -> None:
+        self.steps: list[tuple[Any, ...]] = []  # (fn, args template, kwargs template, output, mutated slot)
+        self.constants: dict[int, Any] = {}     # slot -> captured value
+        self.escaped: str | None = None
+        self.closed = False
+        self._seen: dict[int, tuple[Any, int, Any]] = {}  # id -> (array, slot, its capture): constants in use
+        self._copies: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # id -> (owner array, its read-only copy)
+        self.n_slots = len(inputs)
+        self.inputs = [Traced(a, i, self) for i, a in enumerate(inputs)]
+        self._roots = list({id(a): a for a in inputs}.values())  # the arrays the program starts from
+        self.roots_overlap = overlapping(self._roots)
+        self.aliasing_read = False
+
+    def __enter__(self) -> Recorder:
+        _RECORDERS.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _RECORDERS.remove(self)
+        self.closed = True
+
+    def escape(self, why: str) -> None:
+        """Mark the recording unusable (the first reason is kept)."""
+        if self.escaped is None:
+            self.escaped = f"a traced array was {why}"
+
+    def aliasing(self, func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+        """``func`` (``np.may_share_memory``, ``np.shares_memory``) computed at once: a replay's arrays
+        overlap as the recording's did, unless the arrays it started from overlapped (then not usable)."""
+        self.aliasing_read = True
+        if self.roots_overlap:
+            self.escape("asked whether it shares memory while inputs or captured arrays overlap each other")
+        return func(*_concrete(tuple(args)), **_concrete(kwargs))
+
+    def call(self, fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
+             mutates: int | None = None) -> Any:
+        """Compute ``fn(*args, **kwargs)`` on concrete values and record it; Traced results.
+
+        ``mutates``: the position of an argument the call writes into (besides any ``out=``).
+        """
+        if self.closed:
+            raise RuntimeError("an array traced inside a jit-compiled call was used after the call returned "
+                               "(it was stored outside the function); return it from the function instead")
+        out = kwargs.get("out")
+        targets = list(out) if isinstance(out, tuple) else [] if out is None else [out]
+        if mutates is not None:
+            targets.append(args[mutates])
+        if any(not isinstance(t, Traced) for t in targets):
+            self.escape("written into an array created outside the traced computation")
+        writes = bool(targets)
+        template = (self._template(list(args)), self._template(dict(kwargs)))
+        result = fn(*_concrete(tuple(args)), **_concrete(kwargs))
+        known = {id(a.value): a for a in (*args, *targets) if isinstance(a, Traced)}
+        if isinstance(result, tuple | list) and result and all(_is_value(r) for r in result):
+            outputs = [known.get(id(r)) or self._traced(r) for r in result]
+            self.steps.append((fn, *template, tuple(t.slot for t in outputs), writes))
+            return type(result)(*outputs) if hasattr(result, "_fields") else type(result)(outputs)
+        if _is_value(result):
+            same = known.get(id(result))
+            if same is not None and same.value is result:
+                if writes:  # the written argument itself (out=, in place)
+                    self.steps.append((fn, *template, same.slot, writes))
+                return same  # else an argument returned as it is (astype(copy=False)): no step
+            traced = self._traced(result)
+            self.steps.append((fn, *template, traced.slot, writes))
+            return traced
+        # a Python value, guarded; or None from a call that writes in place
+        self.steps.append((fn, *template, _Guard(result) if result is not None else None, writes))
+        return result
+
+    def _traced(self, value: Any) -> Traced:
+        self.n_slots += 1
+        return Traced(value, self.n_slots - 1, self)
+
+    def _template(self, value: Any) -> Any:
+        """``value`` with arrays replaced by slots (constants captured on the way)."""
+        if isinstance(value, Traced):
+            if value.recorder is not self:
+                raise RuntimeError("an array traced by another jit-compiled call was used here; pass it in "
+                                   "as an argument instead of closing over it")
+            return _Slot(value.slot)
+        if isinstance(value, np.ndarray):
+            return _Slot(self._constant(value))
+        if isinstance(value, Structured):
+            return _Slot(self._constant(value))
+        if isinstance(value, list | tuple):
+            return type(value)(self._template(v) for v in value)
+        if isinstance(value, dict):
+            return {k: self._template(v) for k, v in value.items()}
+        if hasattr(value, "__array__") and not isinstance(value, np.generic):
+            self.escape(f"used with a {type(value).__name__}, which NumPy reads through __array__")
+        return value
+
+    def _constant(self, array: Any) -> int:
+        """The slot of a captured array: read-only copies, views of one copy for views of one array."""
+        seen = self._seen.get(id(array))
+        if seen is not None and seen[0] is array and (seen[2] is array or _unchanged(array, seen[2])):
+            return seen[1]
+        captured = array if isinstance(array, Structured) else self._capture(array)
+        self.n_slots += 1
+        self._seen[id(array)] = (array, self.n_slots - 1, captured)
+        self.constants[self.n_slots - 1] = captured
+        return self.n_slots - 1
+
+    def _capture(self, array: np.ndarray) -> np.ndarray:
+        """A read-only copy of ``array``: a view of the copy of the array that owns its memory, so captured
+        views of one array overlap as the originals do (a structured stack is kept as it is)."""
+        owner = array
+        while isinstance(owner.base, np.ndarray):
+            owner = owner.base
+        copied = self._copies.get(id(owner))
+        if copied is None or copied[0] is not owner or not _unchanged(owner, copied[1]):
+            copied = (owner, owner.copy(order="C"))
+            copied[1].flags.writeable = False
+            self._copies[id(owner)] = copied
+            self._note_root(owner)
+        if array is owner:
+            return copied[1]
+        if not owner.flags.c_contiguous:  # (rare: an owner with gaps) the view is copied on its own
+            self.roots_overlap = True
+            view = array.copy()
+            view.flags.writeable = False
+            return view
+        offset = array.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+        return np.ndarray(array.shape, array.dtype, copied[1].reshape(-1).view(np.uint8), offset, array.strides)
+
+    def _note_root(self, array: np.ndarray) -> None:
+        if not self.roots_overlap:
+            self.roots_overlap = overlapping([array, *self._roots])
+            if self.roots_overlap and self.aliasing_read:
+                self.escape("asked whether it shares memory while inputs or captured arrays overlap each other")
+        self._roots.append(array)
+
+    def program(self, outputs: Sequence[Any]) -> Program:
+        """The recorded program, pruned to what ``outputs`` (Traced or constants) and guards need."""
+        out_slots = [self._template(o) for o in outputs]
+        return Program(self.n_slots, len(self.inputs), self.constants, self.steps, out_slots)
+
+
+def overlapping(arrays: Sequence[np.ndarray]) -> bool:
+    """True if any two of ``arrays`` (distinct objects) may share memory."""
+    return any(np.may_share_memory(a, b) for i, a in enumerate(arrays) for b in arrays[i + 1:])
+
+
+def _unchanged(array: np.ndarray, snapshot: np.ndarray) -> bool:
+    return array.shape == snapshot.shape and array.dtype == snapshot.dtype and bool(
+        np.array_equal(array, snapshot, equal_nan=array.dtype.kind in "fc"))
+
+
+class _Guard:
+    """The output marker of a step whose result is a Python value: the value it must have on replay."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def holds(self, value: Any) -> bool:
+        try:
+            return type(value) is type(self.value) and bool(value == self.value)
+        except (TypeError, ValueError):
+            return False
+
+
+class Program:
+    """A recorded program: ``run(inputs)`` repeats its steps on new input arrays.
+
+    Steps nothing needs (no output depends on them, they write nothing and guard nothing) are dropped.
+    """
+
+    def __init__(self, n_slots: int, n_inputs: int, constants: dict[int, Any], steps: list[tuple[Any, ...]],
+                 outputs: list[Any]) -> None:
+        needed = {s.index for s in _slots_in(outputs)}
+        kept = []
+        for step in reversed(steps):
+            fn, args, kwargs, out, writes = step
+            produced = out if isinstance(out, tuple) else (out,) if isinstance(out, int) else ()
+            if writes or isinstance(out, _Guard) or needed.intersection(produced):
+                kept.append(step)
+                needed.update(s.index for s in _slots_in((args, kwargs)))
+        kept.reverse()
+        self.n_inputs = n_inputs
+        self.initial: list[Any] = [None] * n_slots
+        for slot, value in constants.items():
+            if slot in needed:
+                self.initial[slot] = value
+        self.steps = [_compile(*step) for step in kept]
+        self.outputs = outputs
+        self.n_steps = len(kept)
+
+    def run(self, inputs: Sequence[Any]) -> list[Any]:
+        """The outputs for ``inputs``; raises ``GuardFailed`` where the recorded path does not apply."""
+        env = self.initial.copy()
+        env[:self.n_inputs] = inputs
+        for step in self.steps:
+            step(env)
+        return [_build(o, env) for o in self.outputs]
+
+
+def _slots_in(template: Any) -> list[_Slot]:
+    if isinstance(template, _Slot):
+        return [template]
+    if isinstance(template, list | tuple):
+        return [s for t in template for s in _slots_in(t)]
+    if isinstance(template, dict):
+        return [s for t in template.values() for s in _slots_in(t)]
+    return []
+
+
+def _build(template: Any, env: list[Any]) -> Any:
+    if type(template) is _Slot:
+        return env[template.index]
+    if isinstance(template, list | tuple):
+        return type(template)(_build(t, env) for t in template)
+    if isinstance(template, dict):
+        return {k: _build(t, env) for k, t in template.items()}
+    return template
+
+
+def _compile(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any], out: Any,
+             writes: bool) -> Callable[[list[Any]], None]:
+    """One step as a function of the environment; the common shapes of call get a direct form."""
+    del writes
+    flat = all(type(a) is _Slot for a in args) and not kwargs
+    if isinstance(out, int) and flat and len(args) == 1:
+        (a,) = (s.index for s in args)
+
+        def unary(env: list[Any]) -> None:
+            env[out] = fn(env[a])
+        return unary
+    if isinstance(out, int) and flat and len(args) == 2:
+        a, b = (s.index for s in args)
+
+        def binary(env: list[Any]) -> None:
+            env[out] = fn(env[a], env[b])
+        return binary
+
+    def general(env: list[Any]) -> None:
+        result = fn(*_build(args, env), **_build(kwargs, env))
+        if isinstance(out, int):
+            env[out] = result
+        elif isinstance(out, tuple):
+            for slot, r in zip(out, result):
+                env[slot] = r
+        elif isinstance(out, _Guard) and not out.holds(result):
+            raise GuardFailed(f"{getattr(fn, '__name__', fn)} gave {result!r} where the recording had {out.value!r}")
+    return general
