@@ -276,9 +276,10 @@ class Tensor:
         return self.data.tolist()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        if dtype is not None and dtype != self.data.dtype:
-            return self.data.astype(dtype)
-        return self.data.copy() if copy else self.data
+        data = self.data if type(self.data) is np.ndarray else np.asarray(self.data)  # (a structured batch)
+        if dtype is not None and dtype != data.dtype:
+            return data.astype(dtype)
+        return data.copy() if copy else data
 
     def __float__(self) -> float:
         return float(self.item())

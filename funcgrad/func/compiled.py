@@ -78,13 +78,16 @@ def jit(f: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return program.run(arrays)
         except GuardFailed as failure:
-            if not warned:
-                warned.append(True)
-                warnings.warn(f"jit({getattr(f, '__name__', 'f')}): {failure}; the function read a value of its "
-                              "inputs into Python while it was recorded, so calls where that value differs run "
-                              "without the recording. Keep value-dependent Python out of jitted functions.",
-                              RuntimeWarning, stacklevel=2)
-            return f(*args)
+            why = f"{failure}; the function read a value of its inputs into Python while it was recorded, so " \
+                  "calls where that value differs run without the recording. Keep value-dependent Python out " \
+                  "of jitted functions."
+        except Exception as error:  # the plain call raises its own error, or handles what the replay met
+            why = f"the replay raised {error!r}, so the call ran without the recording"
+        result = f(*args)
+        if not warned:
+            warned.append(True)
+            warnings.warn(f"jit({getattr(f, '__name__', 'f')}): {why}", RuntimeWarning, stacklevel=2)
+        return result
 
     jitted.programs = programs  # type: ignore[attr-defined]
     return jitted

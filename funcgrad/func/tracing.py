@@ -43,7 +43,7 @@ _EQUIVALENTS: dict[Any, tuple[Any, int, frozenset[str]]] = {  # func -> (equival
     np.reshape: (np.ndarray.reshape, 2, frozenset()),
     np.transpose: (np.ndarray.transpose, 2, frozenset()),
 }
-_STATIC_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "itemsize", "nbytes", "strides", "flags"})
+_STATIC_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "itemsize", "nbytes", "strides"})
 _VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
 _MUTATING_METHODS = frozenset({"fill", "sort", "put", "resize", "partition", "setfield", "itemset", "setflags"})
 _MUTATING_FUNCTIONS = frozenset({np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis})
@@ -115,7 +115,7 @@ class Traced(Structured):
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         self.recorder.escape("converted to a plain ndarray (np.asarray, np.array or a non-NumPy kernel)")
-        value = np.asarray(self.value)
+        value = np.array(self.value, copy=True) if copy else np.asarray(self.value)
         return value if dtype is None else value.astype(dtype, copy=False)
 
     def __getitem__(self, key: Any) -> Any:
@@ -298,7 +298,7 @@ class Recorder:
             return type(value)(self._template(v) for v in value)
         if isinstance(value, dict):
             return {k: self._template(v) for k, v in value.items()}
-        if hasattr(value, "__array__") and not isinstance(value, np.generic):
+        if hasattr(value, "__array__") and not isinstance(value, np.generic | type):
             self.escape(f"used with a {type(value).__name__}, which NumPy reads through __array__")
         return value
 
@@ -321,23 +321,24 @@ class Recorder:
             owner = owner.base
         copied = self._copies.get(id(owner))
         if copied is None or copied[0] is not owner or not _unchanged(owner, copied[1]):
-            copied = (owner, owner.copy(order="C"))
+            copied = (owner, owner.copy(order="K"))  # the same strides when the owner is contiguous in some order
             copied[1].flags.writeable = False
             self._copies[id(owner)] = copied
             self._note_root(owner)
         if array is owner:
             return copied[1]
-        if not owner.flags.c_contiguous:  # (rare: an owner with gaps) the view is copied on its own
-            self.roots_overlap = True
+        if copied[1].strides != owner.strides or min(owner.strides, default=0) < 0:  # (rare) copied on its own
+            self._note_root(array, overlaps=True)
             view = array.copy()
             view.flags.writeable = False
             return view
+        memory = copied[1].ravel(order="K").view(np.uint8)
         offset = array.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
-        return np.ndarray(array.shape, array.dtype, copied[1].reshape(-1).view(np.uint8), offset, array.strides)
+        return np.ndarray(array.shape, array.dtype, memory, offset, array.strides)
 
-    def _note_root(self, array: np.ndarray) -> None:
+    def _note_root(self, array: np.ndarray, overlaps: bool = False) -> None:
         if not self.roots_overlap:
-            self.roots_overlap = overlapping([array, *self._roots])
+            self.roots_overlap = overlaps or overlapping([array, *self._roots])
             if self.roots_overlap and self.aliasing_read:
                 self.escape("asked whether it shares memory while inputs or captured arrays overlap each other")
         self._roots.append(array)

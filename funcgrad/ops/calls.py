@@ -141,7 +141,7 @@ def _recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
 
     def record(args: tuple[Any, ...], out: Any) -> Any:
         if multi:
-            if not any(np.asarray(o).dtype.kind in "fc" for o in out):
+            if not any(np.result_type(o).kind in "fc" for o in out):
                 return tuple([Tensor._wrap(o) for o in out])
         elif out.dtype.kind not in "fc":
             return Tensor._wrap(out)  # integer or bool results carry no gradient
@@ -220,7 +220,7 @@ def _recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
 def _output(out: Any, node: Node, output_nr: int) -> Any:
     from funcgrad.tensor import Tensor
 
-    data = out if type(out) is np.ndarray else np.asarray(out)
+    data = out if type(out) is np.ndarray or isinstance(out, Structured) else np.asarray(out)
     if data.dtype.kind not in "fc":
         return Tensor._wrap(data)
     return Tensor._from_node(data, node, output_nr, [0])

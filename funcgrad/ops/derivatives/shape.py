@@ -148,7 +148,8 @@ def _diagonal(x, offset=0, dim1=0, dim2=1):
     ``offset`` > 0 is above the main diagonal, < 0 below.
     """
     out = np.diagonal(x, offset, dim1, dim2)
-    out.flags.writeable = np.asarray(x).flags.writeable  # NumPy's is read-only; torch's is writable
+    if isinstance(out, np.ndarray):  # NumPy's is read-only; torch's is writable (a traced one stays read-only)
+        out.flags.writeable = x.flags.writeable
     return out
 
 
