@@ -62,24 +62,30 @@ def torch_api() -> Api:
 # framework (module that must be importable) -> (label prefix, its Api)
 APIS: dict[str, tuple[str, Callable[[], Api]]] = {"funcgrad": ("fg", funcgrad_api), "torch": ("torch", torch_api)}
 SUBJECT = "funcgrad"
+JIT = "fg jit"
 
 
 def _runner(api: Api, function: Callable[..., Any], call: Call, consts: Sequence[np.ndarray],
-            args: Sequence[np.ndarray]) -> Runner:
-    """``call`` on ``f(x) = function(api.m, *consts, x)`` with the framework's tensors, result as NumPy."""
+            args: Sequence[np.ndarray], compile: Callable[[Call], Call] | None = None) -> Runner:
+    """``call`` on ``f(x) = function(api.m, *consts, x)`` with the framework's tensors, result as NumPy;
+    ``compile`` (e.g. ``funcgrad.func.jit``) wraps the whole call once, before any timing."""
     cs = [api.tensor(c) for c in consts]
     xs = [api.tensor(a) for a in args]
 
     def f(x: Any) -> Any:
         return function(api.m, *cs, x)
 
-    return lambda: [api.numpy(call(api, f, *xs))]
+    def run(*ys: Any) -> Any:
+        return call(api, f, *ys)
+
+    compiled = compile(run) if compile else run
+    return lambda: [api.numpy(compiled(*xs))]
 
 
 def transform_workload(name: str, about: str, setup: Setup, function: Callable[..., Any],
                        calls: Mapping[str, Call], subject: str, sizes: Sizes, small_sizes: Sizes,
                        numpy_limit: Callable[..., np.ndarray] | None = None, targets: tuple[Target, ...] = (),
-                       apis: Sequence[str] = tuple(APIS), rtol: float = 1e-7) -> Workload:
+                       apis: Sequence[str] = tuple(APIS), rtol: float = 1e-7, jit: bool = False) -> Workload:
     """A workload running every call in every installed framework, beside the NumPy limit if any.
 
     Args:
@@ -89,6 +95,8 @@ def transform_workload(name: str, about: str, setup: Setup, function: Callable[.
         numpy_limit: ``numpy_limit(*constants, *args)``, the hand-written result, labelled ``numpy``
             and the reference; without it, the ``funcgrad`` row is the reference.
         apis: the frameworks given rows (the installed ones among them).
+        jit: add the row ``fg jit``: the subject's call compiled with ``funcgrad.func.jit`` (recorded by the
+            check call, replayed when timed).
 
     ``frameworks`` (given to ``build``) keeps the rows of those frameworks or with those labels.
     """
@@ -110,6 +118,8 @@ def transform_workload(name: str, about: str, setup: Setup, function: Callable[.
             api = make_api()
             variants |= {label: _runner(api, function, calls[kind], consts, args)
                          for kind, label in labels.items() if wanted(framework, label)}
+            if jit and framework == SUBJECT and wanted(framework, JIT):
+                variants[JIT] = _runner(api, function, calls[subject], consts, args, api.func.jit)
         if numpy_limit:
             variants["numpy"] = lambda: [numpy_limit(*consts, *args)]
         return variants
