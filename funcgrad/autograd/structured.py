@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
-__all__ = ["Structured", "BatchedDiagonal", "ScaledStack", "identity_seed", "dense_copy"]
+__all__ = ["Structured", "BatchedDiagonal", "ScaledStack", "identity_seed", "dense_copy", "copy_to_write"]
 
 _SCALING = (np.multiply, np.true_divide)
 
@@ -232,6 +232,16 @@ def _densified(value: Any) -> Any:
 def dense_copy(value: Any) -> Any:
     """A new dense array with ``value``'s values (a structured stack made dense; a traced array stays traced)."""
     return value.dense() if isinstance(value, Structured) else np.array(value, copy=True)
+
+
+def copy_to_write(x: Any, source: Any) -> Any:
+    """A new array with ``x``'s values, about to receive ``source``'s: a traced one when ``source`` is traced,
+    so the recording sees the writes (``funcgrad.func.tracing``), else ``dense_copy(x)``."""
+    if isinstance(source, Structured) and source._wraps_others and not isinstance(x, Structured):
+        out = np.empty_like(source, shape=np.shape(x), dtype=np.result_type(x))
+        out[...] = x
+        return out
+    return dense_copy(x)
 
 
 def identity_seed(shape: tuple[int, ...], dtype: Any) -> BatchedDiagonal:

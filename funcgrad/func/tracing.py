@@ -398,7 +398,8 @@ class Program:
                 self.initial[slot] = value
         self.steps = [_compile(*step) for step in kept]
         self.outputs = outputs
-        self.n_steps = len(kept)
+        self.calls = [step[0] for step in kept]
+        """The functions the program calls, in order (ufuncs, NumPy functions, methods)."""
 
     def run(self, inputs: Sequence[Any]) -> list[Any]:
         """The outputs for ``inputs``; raises ``GuardFailed`` where the recorded path does not apply."""

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 import funcgrad.ops as F
-from funcgrad.autograd.structured import dense_copy
+from funcgrad.autograd.structured import copy_to_write
 from funcgrad.ops import formulas as R
 from funcgrad.ops import kernels as K
 from funcgrad.ops.registry import ELEMENTWISE, NONDIFF, composite, defop, tensor_method
@@ -79,7 +79,7 @@ def _getitem(x, index):
 
 def _index_put(x, index, values, accumulate=False):
     """A copy of ``x`` with ``x[index] = values`` (``+=`` when ``accumulate``, repeated indices adding up)."""
-    out = dense_copy(x)
+    out = copy_to_write(x, values)
     index = R.as_index(index)
     K.pick(out, index)  # raises torch's message for an index out of range
     if accumulate:

@@ -6,12 +6,13 @@
 import numpy as np
 
 import funcgrad.ops as F
+from funcgrad.autograd.structured import copy_to_write
 from funcgrad.ops.registry import LINEAR, defop
 
 
 def _copy_slices(x, src, view_fn):
     """``x`` with the view ``view_fn(x)`` overwritten by ``src`` (a new array)."""
-    out = x.copy()
+    out = copy_to_write(x, src)
     view_fn(out)[...] = src
     return out
 
