@@ -25,7 +25,8 @@ import numpy as np
 
 from funcgrad.autograd.dispatch import DISPATCH
 from funcgrad.autograd.grad_mode import is_grad_enabled
-from funcgrad.func.tracing import GuardFailed, Program, Recorder, Traced, active_recorder
+from funcgrad.func.program import GuardFailed, Program
+from funcgrad.func.tracing import Recorder, Traced, active_recorder
 from funcgrad.functional._pytree import tree_flatten, tree_unflatten
 from funcgrad.tensor import Tensor
 

@@ -28,9 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad.autograd.structured import Structured
+from funcgrad.autograd.structured import Structured, dense_copy
+from funcgrad.func.program import Guard, Program, Slot
 
-__all__ = ["Traced", "Recorder", "Program", "GuardFailed", "active_recorder"]
+__all__ = ["Traced", "Recorder", "active_recorder", "overlapping"]
 
 # functions that read only shapes and dtypes: computed at once, no step, no guard
 _STATIC_FUNCTIONS = frozenset({np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj, np.isrealobj})
@@ -54,19 +55,6 @@ _RECORDERS: list[Recorder] = []
 def active_recorder() -> Recorder | None:
     """The recording in progress (the innermost), if any."""
     return _RECORDERS[-1] if _RECORDERS else None
-
-
-class GuardFailed(Exception):
-    """A replay met a Python value that differs from the recorded one: the program does not apply."""
-
-
-class _Slot:
-    """A reference to a program value in a step's argument template."""
-
-    __slots__ = ("index",)
-
-    def __init__(self, index: int) -> None:
-        self.index = index
 
 
 class Traced(Structured):
@@ -143,7 +131,7 @@ class Traced(Structured):
 
     def dense(self) -> Any:
         """A new dense array with the same values (recorded); a structured value is made dense."""
-        return self.recorder.call(_dense_copy, (self,), {})
+        return self.recorder.call(dense_copy, (self,), {})
 
     # ----- Python values: guarded ----------------------------------------------------------------
     def __bool__(self) -> bool:
@@ -160,10 +148,6 @@ class Traced(Structured):
 
     def __index__(self) -> int:
         return self.recorder.call(operator.index, (self,), {})  # type: ignore[no-any-return]
-
-
-def _dense_copy(value: Any) -> np.ndarray:
-    return value.dense() if isinstance(value, Structured) else np.array(value, copy=True)
 
 
 _ATTRIBUTES: dict[str, Callable[[Any], Any]] = {}
@@ -195,6 +179,10 @@ def _concrete(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _concrete(v) for k, v in value.items()}
     return value
+
+
+def _known_or(known: Traced | None, value: Any, new: Callable[[Any], Traced]) -> Traced:
+    return known if known is not None and known.value is value else new(value)
 
 
 def _is_value(value: Any) -> bool:
@@ -263,7 +251,7 @@ class Recorder:
         result = fn(*_concrete(tuple(args)), **_concrete(kwargs))
         known = {id(a.value): a for a in (*args, *targets) if isinstance(a, Traced)}
         if isinstance(result, tuple | list) and result and all(_is_value(r) for r in result):
-            outputs = [known.get(id(r)) or self._traced(r) for r in result]
+            outputs = [_known_or(known.get(id(r)), r, self._traced) for r in result]
             self.steps.append((fn, *template, tuple(t.slot for t in outputs), writes))
             return type(result)(*outputs) if hasattr(result, "_fields") else type(result)(outputs)
         if _is_value(result):
@@ -276,7 +264,7 @@ class Recorder:
             self.steps.append((fn, *template, traced.slot, writes))
             return traced
         # a Python value, guarded; or None from a call that writes in place
-        self.steps.append((fn, *template, _Guard(result) if result is not None else None, writes))
+        self.steps.append((fn, *template, Guard(result) if result is not None else None, writes))
         return result
 
     def _traced(self, value: Any) -> Traced:
@@ -289,11 +277,11 @@ class Recorder:
             if value.recorder is not self:
                 raise RuntimeError("an array traced by another jit-compiled call was used here; pass it in "
                                    "as an argument instead of closing over it")
-            return _Slot(value.slot)
+            return Slot(value.slot)
         if isinstance(value, np.ndarray):
-            return _Slot(self._constant(value))
+            return Slot(self._constant(value))
         if isinstance(value, Structured):
-            return _Slot(self._constant(value))
+            return Slot(self._constant(value))
         if isinstance(value, list | tuple):
             return type(value)(self._template(v) for v in value)
         if isinstance(value, dict):
@@ -305,9 +293,9 @@ class Recorder:
     def _constant(self, array: Any) -> int:
         """The slot of a captured array: read-only copies, views of one copy for views of one array."""
         seen = self._seen.get(id(array))
-        if seen is not None and seen[0] is array and (seen[2] is array or _unchanged(array, seen[2])):
-            return seen[1]
-        captured = array if isinstance(array, Structured) else self._capture(array)
+        if seen is not None and seen[0] is array and (isinstance(array, Structured) or _unchanged(array, seen[2])):
+            return seen[1]  # (a structured stack is never written to: it is the same as when first seen)
+        captured = self._capture_structured(array) if isinstance(array, Structured) else self._capture(array)
         self.n_slots += 1
         self._seen[id(array)] = (array, self.n_slots - 1, captured)
         self.constants[self.n_slots - 1] = captured
@@ -315,7 +303,7 @@ class Recorder:
 
     def _capture(self, array: np.ndarray) -> np.ndarray:
         """A read-only copy of ``array``: a view of the copy of the array that owns its memory, so captured
-        views of one array overlap as the originals do (a structured stack is kept as it is)."""
+        views of one array overlap as the originals do."""
         owner = array
         while isinstance(owner.base, np.ndarray):
             owner = owner.base
@@ -335,6 +323,16 @@ class Recorder:
         memory = copied[1].ravel(order="K").view(np.uint8)
         offset = array.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
         return np.ndarray(array.shape, array.dtype, memory, offset, array.strides)
+
+    def _capture_structured(self, stack: Structured) -> Structured:
+        """The same structured stack over captured copies of its arrays."""
+        captured = object.__new__(type(stack))
+        for name in (n for cls in type(stack).__mro__ for n in getattr(cls, "__slots__", ())):
+            field = getattr(stack, name)
+            if isinstance(field, Traced):
+                self.escape("held by a structured array built outside the recording")
+            setattr(captured, name, self._capture(field) if isinstance(field, np.ndarray) else field)
+        return captured
 
     def _note_root(self, array: np.ndarray, overlaps: bool = False) -> None:
         if not self.roots_overlap:
@@ -357,104 +355,3 @@ def overlapping(arrays: Sequence[np.ndarray]) -> bool:
 def _unchanged(array: np.ndarray, snapshot: np.ndarray) -> bool:
     return array.shape == snapshot.shape and array.dtype == snapshot.dtype and bool(
         np.array_equal(array, snapshot, equal_nan=array.dtype.kind in "fc"))
-
-
-class _Guard:
-    """The output marker of a step whose result is a Python value: the value it must have on replay."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def holds(self, value: Any) -> bool:
-        try:
-            return type(value) is type(self.value) and bool(value == self.value)
-        except (TypeError, ValueError):
-            return False
-
-
-class Program:
-    """A recorded program: ``run(inputs)`` repeats its steps on new input arrays.
-
-    Steps nothing needs (no output depends on them, they write nothing and guard nothing) are dropped.
-    """
-
-    def __init__(self, n_slots: int, n_inputs: int, constants: dict[int, Any], steps: list[tuple[Any, ...]],
-                 outputs: list[Any]) -> None:
-        needed = {s.index for s in _slots_in(outputs)}
-        kept = []
-        for step in reversed(steps):
-            fn, args, kwargs, out, writes = step
-            produced = out if isinstance(out, tuple) else (out,) if isinstance(out, int) else ()
-            if writes or isinstance(out, _Guard) or needed.intersection(produced):
-                kept.append(step)
-                needed.update(s.index for s in _slots_in((args, kwargs)))
-        kept.reverse()
-        self.n_inputs = n_inputs
-        self.initial: list[Any] = [None] * n_slots
-        for slot, value in constants.items():
-            if slot in needed:
-                self.initial[slot] = value
-        self.steps = [_compile(*step) for step in kept]
-        self.outputs = outputs
-        self.calls = [step[0] for step in kept]
-        """The functions the program calls, in order (ufuncs, NumPy functions, methods)."""
-
-    def run(self, inputs: Sequence[Any]) -> list[Any]:
-        """The outputs for ``inputs``; raises ``GuardFailed`` where the recorded path does not apply."""
-        env = self.initial.copy()
-        env[:self.n_inputs] = inputs
-        for step in self.steps:
-            step(env)
-        return [_build(o, env) for o in self.outputs]
-
-
-def _slots_in(template: Any) -> list[_Slot]:
-    if isinstance(template, _Slot):
-        return [template]
-    if isinstance(template, list | tuple):
-        return [s for t in template for s in _slots_in(t)]
-    if isinstance(template, dict):
-        return [s for t in template.values() for s in _slots_in(t)]
-    return []
-
-
-def _build(template: Any, env: list[Any]) -> Any:
-    if type(template) is _Slot:
-        return env[template.index]
-    if isinstance(template, list | tuple):
-        return type(template)(_build(t, env) for t in template)
-    if isinstance(template, dict):
-        return {k: _build(t, env) for k, t in template.items()}
-    return template
-
-
-def _compile(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any], out: Any,
-             writes: bool) -> Callable[[list[Any]], None]:
-    """One step as a function of the environment; the common shapes of call get a direct form."""
-    del writes
-    flat = all(type(a) is _Slot for a in args) and not kwargs
-    if isinstance(out, int) and flat and len(args) == 1:
-        (a,) = (s.index for s in args)
-
-        def unary(env: list[Any]) -> None:
-            env[out] = fn(env[a])
-        return unary
-    if isinstance(out, int) and flat and len(args) == 2:
-        a, b = (s.index for s in args)
-
-        def binary(env: list[Any]) -> None:
-            env[out] = fn(env[a], env[b])
-        return binary
-
-    def general(env: list[Any]) -> None:
-        result = fn(*_build(args, env), **_build(kwargs, env))
-        if isinstance(out, int):
-            env[out] = result
-        elif isinstance(out, tuple):
-            for slot, r in zip(out, result):
-                env[slot] = r
-        elif isinstance(out, _Guard) and not out.holds(result):
-            raise GuardFailed(f"{getattr(fn, '__name__', fn)} gave {result!r} where the recording had {out.value!r}")
-    return general

@@ -14,7 +14,8 @@ import funcgrad.functional as F
 from funcgrad import func as ff
 from funcgrad.autograd import forward_ad as fwAD
 from funcgrad.autograd.profiler import profile
-from funcgrad.func.tracing import Program, Recorder
+from funcgrad.func.program import Program
+from funcgrad.func.tracing import Recorder
 
 
 def _objective(A: fg.Tensor) -> Any:
@@ -148,6 +149,19 @@ def test_closed_over_arrays_are_captured_when_recorded() -> None:
     jitted(np.ones(2))
     W[:] = 5.0  # as jax.jit: the recording keeps the value it saw
     np.testing.assert_array_equal(jitted(np.full(2, 2.0)), [2.0, 2.0])
+
+
+def test_captured_arrays_inside_structured_jacobian_seeds() -> None:
+    """A vectorized Jacobian scales ``W`` lazily (a structured stack over ``W``): captured like any array."""
+    rng = np.random.default_rng(5)
+    W0 = rng.normal(size=(3, 3))
+    W = W0.copy()
+    jitted = ff.jit(lambda x: F.jacobian(lambda t: fg.tanh(fg.as_tensor(W) @ t), fg.as_tensor(x), vectorize=True))
+    x = rng.normal(size=3)
+    jitted(x)
+    assert _recorded(jitted)
+    W[:] = 0.0
+    np.testing.assert_allclose(jitted(x).numpy(), (1 - np.tanh(W0 @ x) ** 2)[:, None] * W0, rtol=1e-13)
 
 
 def test_arrays_changed_during_the_call_are_captured_at_each_value() -> None:
