@@ -64,18 +64,18 @@ def jit(f: Callable[..., Any]) -> Callable[..., Any]:
     warned: list[bool] = []
 
     @functools.wraps(f)
-    def jitted(*args: Any) -> Any:
+    def jitted(*args: Any, **kwargs: Any) -> Any:
         if DISPATCH.active or active_recorder() is not None:
-            return f(*args)  # under a profiler, anomaly mode or forward AD, or inside another recording
-        leaves, tree = tree_flatten(args)
+            return f(*args, **kwargs)  # under a profiler, anomaly mode or forward AD, or inside another recording
+        leaves, tree = tree_flatten((args, kwargs))
         arrays, key = _signature(leaves, tree)
         program = programs.get(key)
         if program is None:
-            program, result = _record(f, args, leaves, tree, arrays)
+            program, result = _record(f, args, kwargs, leaves, tree, arrays)
             programs[key] = program
             return result
         if not isinstance(program, _Compiled):
-            return f(*args)
+            return f(*args, **kwargs)
         try:
             return program.run(arrays)
         except GuardFailed as failure:
@@ -84,7 +84,7 @@ def jit(f: Callable[..., Any]) -> Callable[..., Any]:
                   "of jitted functions."
         except Exception as error:  # the plain call raises its own error, or handles what the replay met
             why = f"the replay raised {error!r}, so the call ran without the recording"
-        result = f(*args)
+        result = f(*args, **kwargs)
         if not warned:
             warned.append(True)
             warnings.warn(f"jit({getattr(f, '__name__', 'f')}): {why}", RuntimeWarning, stacklevel=2)
@@ -140,7 +140,7 @@ def _signature(leaves: list[Any], tree: Any) -> tuple[list[np.ndarray], Any]:
     return arrays, tuple(parts)
 
 
-def _record(f: Callable[..., Any], args: tuple[Any, ...], leaves: list[Any], tree: Any,
+def _record(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Any], tree: Any,
             arrays: list[np.ndarray]) -> tuple[Any, Any]:
     """Run ``f`` once while recording: ``(the compiled call or why not, f's result)``."""
     before = [a.copy() for a in arrays]
@@ -149,10 +149,11 @@ def _record(f: Callable[..., Any], args: tuple[Any, ...], leaves: list[Any], tre
         call_leaves = [(Tensor(next(traced)) if isinstance(leaf, Tensor) else next(traced))
                        if isinstance(leaf.data if isinstance(leaf, Tensor) else leaf, np.ndarray) else leaf
                        for leaf in leaves]
+        traced_args, traced_kwargs = tree_unflatten(tree, call_leaves)
         try:
-            out = f(*tree_unflatten(tree, call_leaves))
+            out = f(*traced_args, **traced_kwargs)
         except Exception as error:  # perhaps only because of the recording: the plain call says
-            return (_NOT_RECORDED, f"the recorded call raised {error!r}"), f(*args)
+            return (_NOT_RECORDED, f"the recorded call raised {error!r}"), f(*args, **kwargs)
     out_leaves, out_tree = tree_flatten(out)
     values = [leaf.data if isinstance(leaf, Tensor) else leaf for leaf in out_leaves]
     result = tree_unflatten(out_tree, [_concrete_leaf(leaf) for leaf in out_leaves])

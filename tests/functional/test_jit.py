@@ -222,6 +222,13 @@ def test_pytrees_in_and_out() -> None:
         np.testing.assert_array_equal(out["sum"][0], w.sum() + 1.0)
 
 
+def test_keyword_arguments() -> None:
+    jitted = ff.jit(lambda x, *, scale, shift=0.0: x * scale + shift)
+    for x in (np.ones(2), np.full(2, 3.0)):
+        np.testing.assert_array_equal(jitted(x, scale=np.array(2.0), shift=1.0), 2 * x + 1)
+    assert len(jitted.programs) == 1
+
+
 def test_same_array_passed_twice() -> None:
     jitted = ff.jit(lambda a, b: a * b)
     x = np.array([2.0, 3.0])
