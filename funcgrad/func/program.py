@@ -27,19 +27,26 @@ class Slot:
 
 
 class Guard:
-    """The output marker of a step whose result is a Python value: the value it must have on replay."""
+    """The output marker of a step whose result is a Python value (the value it must have on replay), or
+    of a call that raised while recording (``raised``: it must raise the same on replay)."""
 
-    __slots__ = ("value",)
+    __slots__ = ("value", "raised")
 
-    def __init__(self, value: Any) -> None:
-        self.value = value
+    def __init__(self, value: Any, raised: bool = False) -> None:
+        self.value, self.raised = value, raised
 
     def holds(self, value: Any) -> bool:
         """True if ``value`` is the recorded value (same type, equal)."""
+        if self.raised:
+            return False
         try:
             return type(value) is type(self.value) and bool(value == self.value)
         except (TypeError, ValueError):
             return False
+
+    def describe(self) -> str:
+        """What was recorded, for messages."""
+        return f"raised {self.value.__name__}" if self.raised else f"gave {self.value!r}"
 
 
 class Program:
@@ -117,12 +124,17 @@ def _compile(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any], ou
         return binary
 
     def general(env: list[Any]) -> None:
-        result = fn(*_build(args, env), **_build(kwargs, env))
+        try:
+            result = fn(*_build(args, env), **_build(kwargs, env))
+        except Exception as error:
+            if isinstance(out, Guard) and out.raised and type(error) is out.value:
+                return  # raised as when recorded: the recorded code went on from there
+            raise
         if isinstance(out, int):
             env[out] = result
         elif isinstance(out, tuple):
             for slot, r in zip(out, result):
                 env[slot] = r
         elif isinstance(out, Guard) and not out.holds(result):
-            raise GuardFailed(f"{getattr(fn, '__name__', fn)} gave {result!r} where the recording had {out.value!r}")
+            raise GuardFailed(f"{getattr(fn, '__name__', fn)} gave {result!r} where, when recorded, it {out.describe()}")
     return general

@@ -248,7 +248,11 @@ class Recorder:
             self.escape("written into an array created outside the traced computation")
         writes = bool(targets)
         template = (self._template(list(args)), self._template(dict(kwargs)))
-        result = fn(*_concrete(tuple(args)), **_concrete(kwargs))
+        try:
+            result = fn(*_concrete(tuple(args)), **_concrete(kwargs))
+        except Exception as error:  # if the function goes on (catching it), a replay must raise it too
+            self.steps.append((fn, *template, Guard(type(error), raised=True), writes))
+            raise
         known = {id(a.value): a for a in (*args, *targets) if isinstance(a, Traced)}
         if isinstance(result, tuple | list) and result and all(_is_value(r) for r in result):
             outputs = [_known_or(known.get(id(r)), r, self._traced) for r in result]

@@ -292,6 +292,21 @@ def test_replay_errors_fall_back_to_the_plain_call() -> None:
         np.testing.assert_array_equal(jitted(np.zeros((2, 2))), np.zeros((2, 2)))
 
 
+def test_errors_caught_while_recording_are_guarded() -> None:
+    def f(x: np.ndarray) -> np.ndarray:
+        try:
+            return np.linalg.inv(x) @ x
+        except np.linalg.LinAlgError:
+            return np.zeros_like(x)
+
+    jitted = ff.jit(f)
+    np.testing.assert_array_equal(jitted(np.zeros((2, 2))), np.zeros((2, 2)))  # recorded on the except path
+    np.testing.assert_array_equal(jitted(np.ones((2, 2))), np.zeros((2, 2)))   # replayed: inv raises again
+    assert _recorded(jitted)
+    with pytest.warns(RuntimeWarning, match="when recorded, it raised LinAlgError"):
+        np.testing.assert_allclose(jitted(2 * np.eye(2)), np.eye(2))           # inv works: the plain call
+
+
 def test_program_is_only_numpy() -> None:
     with Recorder([np.ones(2)]) as recorder:
         (x,) = recorder.inputs
