@@ -136,5 +136,6 @@ def _compile(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any], ou
             for slot, r in zip(out, result):
                 env[slot] = r
         elif isinstance(out, Guard) and not out.holds(result):
-            raise GuardFailed(f"{getattr(fn, '__name__', fn)} gave {result!r} where, when recorded, it {out.describe()}")
+            name = getattr(fn, "__name__", fn)
+            raise GuardFailed(f"{name} gave {result!r} where, when recorded, it {out.describe()}")
     return general
