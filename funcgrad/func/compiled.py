@@ -48,7 +48,8 @@ def jit(f: Callable[..., Any]) -> Callable[..., Any]:
         A function with ``f``'s signature and results (Tensors come back as Tensors without history).
         Side effects of ``f`` (printing, appending to lists) happen when a call is recorded, not when it
         replays; arrays ``f`` closes over are captured at recording (pass them as arguments to vary them);
-        random draws inside ``f`` are recorded as constants. ``jitted.programs`` maps each signature
+        random draws inside ``f`` are recorded as constants; a replay runs under the caller's NumPy
+        error state (``np.errstate`` set inside ``f`` is not replayed). ``jitted.programs`` maps each signature
         recorded so far to its ``Program`` (or to ``"not recorded"`` and the reason).
 
     Example:
