@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import funcgrad as fg
 from funcgrad.autograd import Function
 from funcgrad.autograd import forward_ad as fwAD
+from tests.budget import examples
 from tests.check.corpus import Exp
 
 X0 = np.array([0.3, -1.2, 0.8])
@@ -105,7 +106,7 @@ def _hessian_reverse_over_reverse(f: Callable[[Any], Any], x0: np.ndarray) -> np
     return np.stack([fg.autograd.grad(g[i], x, retain_graph=True)[0].data for i in range(x0.size)])
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.lists(st.sampled_from(sorted(UNARY)), min_size=1, max_size=4),
        st.lists(st.integers(-15, 14).map(lambda i: i / 10 + 0.05), min_size=3, max_size=3),  # no 0, no subnormals
        st.booleans())

@@ -11,6 +11,7 @@ from hypothesis.extra.numpy import array_shapes, arrays
 import funcgrad as fg
 from funcgrad.autograd.function import Function, once_differentiable
 from funcgrad.check import GradcheckError, gradcheck, gradgradcheck
+from tests.budget import examples
 from tests.check.corpus import Exp
 
 
@@ -596,7 +597,7 @@ def _elementwise_function(name: str) -> type[Function]:
 FUNCTIONS = {name: _elementwise_function(name) for name in ELEMENTWISE}
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(names=st.lists(st.sampled_from(sorted(ELEMENTWISE)), min_size=1, max_size=4),
        x=arrays(np.float64, array_shapes(max_dims=2, max_side=4),
                 elements=st.floats(-2, 2, allow_nan=False)))

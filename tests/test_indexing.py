@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import funcgrad as fg
 from funcgrad.check import gradcheck
+from tests.budget import examples
 
 
 def leaf(*shape: int, seed: int = 0) -> fg.Tensor:
@@ -216,7 +217,7 @@ def basic_indices(draw: st.DrawFn) -> tuple[tuple[int, ...], tuple[Any, ...]]:
     return shape, tuple(index)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(basic_indices())
 def test_getitem_matches_numpy_and_gradcheck(case: tuple[tuple[int, ...], tuple[Any, ...]]) -> None:
     shape, index = case

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import funcgrad as fg
+from tests.budget import examples
 
 SHAPE = (4, 6)
 
@@ -56,7 +57,7 @@ def run(steps: list[tuple[str, str]], in_place: bool) -> tuple[np.ndarray, np.nd
     return x.data.copy(), a.grad.data, (y.grad.data if y.grad is not None else np.zeros(24))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(sorted(VIEWS)), st.sampled_from(sorted(OPS))), min_size=1, max_size=4))
 def test_views_and_inplace_match_out_of_place(steps: list[tuple[str, str]]) -> None:
     for got, want in zip(run(steps, in_place=True), run(steps, in_place=False)):

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import funcgrad as fg
 from funcgrad.check import gradcheck
+from tests.budget import examples
 from tests.ops.samples_linear import SAMPLES
 
 rng = np.random.default_rng(0)
@@ -204,7 +205,7 @@ def matmul_shapes(draw: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return x, y
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(shapes=matmul_shapes())
 def test_matmul_any_ranks(shapes: tuple[tuple[int, ...], tuple[int, ...]]) -> None:
     x, y = (leaf(*s) for s in shapes)

@@ -12,6 +12,7 @@ from hypothesis.extra.numpy import array_shapes
 
 import funcgrad as fg
 from funcgrad.check import gradcheck
+from tests.budget import examples
 
 
 def leaf(values: Any) -> fg.Tensor:
@@ -182,7 +183,7 @@ def array_and_dims(draw: Any) -> tuple[np.ndarray, tuple[int, ...], bool]:
     return values, tuple(dims), draw(st.booleans())
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(array_and_dims())
 def test_reductions_over_random_shapes_and_dims(case: tuple[np.ndarray, tuple[int, ...], bool]) -> None:
     values, dims, keepdim = case

@@ -15,9 +15,10 @@ from funcgrad.check.strategies import (
     valid_dims,
     well_conditioned_matrices,
 )
+from tests.budget import examples
 from tests.check.corpus import RIGHT, WRONG
 
-FEW = settings(max_examples=10, deadline=None)
+FEW = settings(max_examples=examples(10), deadline=None)
 
 
 @FEW
@@ -64,7 +65,7 @@ def test_right_function_in_float32(x) -> None:
 
 
 def test_wrong_function_fails_and_shrinks() -> None:
-    @settings(max_examples=10, deadline=None, database=None)
+    @settings(max_examples=examples(10), deadline=None, database=None)
     @given(x=arrays((2,)))
     def check(x) -> None:
         assert_grads_close(WRONG[1].function.apply, x, order=1)  # MissingFactor

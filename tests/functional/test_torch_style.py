@@ -14,6 +14,7 @@ import funcgrad as fg
 import funcgrad.functional as F
 from funcgrad.check.numerical import jacobian_fd
 from funcgrad.check.strategies import arrays, shapes
+from tests.budget import examples
 
 rng = np.random.default_rng(0)
 MODES = [dict(vectorize=False), dict(vectorize=True), dict(vectorize=True, strategy="forward-mode")]
@@ -63,7 +64,7 @@ def test_hessian_of_sum_of_squares(mode: dict) -> None:
 
 # ----- closed forms and finite differences ------------------------------------------------------
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=examples(8), deadline=None)
 @given(x=arrays(shapes(max_dims=2, max_side=3), min_value=-2, max_value=2), mode=st.sampled_from(MODES))
 def test_jacobian_matches_finite_differences(x: np.ndarray, mode: dict) -> None:
     def f(x: fg.Tensor) -> fg.Tensor:
@@ -74,7 +75,7 @@ def test_jacobian_matches_finite_differences(x: np.ndarray, mode: dict) -> None:
     assert jac.shape == x.shape * 2 and np.allclose(jac.data.reshape(fd.shape), fd, atol=1e-6)
 
 
-@settings(max_examples=6, deadline=None)
+@settings(max_examples=examples(6), deadline=None)
 @given(n=st.integers(1, 5), m=st.integers(1, 4))
 def test_hessian_of_softplus_regression_is_analytic(n: int, m: int) -> None:
     a, x = rng.standard_normal((m, n)), rng.standard_normal(n)

@@ -15,6 +15,7 @@ import funcgrad as fg
 import funcgrad.func as ff
 from funcgrad.check.strategies import arrays, shapes
 from funcgrad.functional._pytree import ravel, tree_flatten, tree_map, tree_unflatten
+from tests.budget import examples
 
 rng = np.random.default_rng(1)
 X = rng.standard_normal(3)
@@ -126,7 +127,7 @@ def test_jacobian_with_aux_and_pytree_input(jac: Callable[..., Any]) -> None:
     assert aux == 2.0 and close(j, {"w": 2.0 * np.eye(3), "s": X})
 
 
-@settings(max_examples=6, deadline=None)
+@settings(max_examples=examples(6), deadline=None)
 @given(x=arrays(shapes(min_dims=1, max_dims=2, max_side=3), min_value=-2, max_value=2))
 def test_jacrev_equals_jacfwd_and_hessians_agree(x: np.ndarray) -> None:
     def f(x: Any) -> Any:

@@ -10,6 +10,7 @@ import funcgrad as fg
 from funcgrad.check.properties import assert_grads_close
 from funcgrad.check.strategies import arrays, broadcastable_arrays
 from funcgrad.ops.registry import OPS
+from tests.budget import examples
 from tests.ops.samples import DOMAINS
 
 
@@ -23,7 +24,7 @@ def _inputs(name: str) -> st.SearchStrategy:
 
 @pytest.mark.parametrize("name", sorted(DOMAINS))
 def test_elementwise_derivatives_on_random_shapes(name: str) -> None:
-    @settings(max_examples=6, deadline=None)
+    @settings(max_examples=examples(6), deadline=None)
     @given(xs=_inputs(name))
     def check(xs: tuple) -> None:
         assert_grads_close(getattr(fg, name), *xs, order=2, check_batched_grad=True)
