@@ -20,9 +20,9 @@ from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
-from funcgrad.autograd import dispatch
-from funcgrad.autograd.graph import Node, next_sequence_nr
-from funcgrad.tensor import Tensor
+from funcgrad.core import dispatch
+from funcgrad.core.graph import Node, next_sequence_nr, register_inplace_hint
+from funcgrad.core.tensor import Tensor
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
            "record_creation", "record_inplace", "inplace_hint"]
@@ -192,6 +192,9 @@ class _AnomalyLayer(dispatch.Layer):
         finally:
             STATE.running.pop()
 
+    def inplace(self, tensor: Any, op: str) -> None:
+        record_inplace(tensor, op)
+
 
 _LAYER = _AnomalyLayer()
 
@@ -342,3 +345,6 @@ def inplace_hint(counter: list[int], saved: int) -> str:
         return ""
     return "\nAnomaly mode saw it changed in place since it was saved, by:\n" + "".join(
         f"{c.op} (version {c.version - 1} -> {c.version}) at\n{c.where}" for c in changes).rstrip("\n")
+
+
+register_inplace_hint(inplace_hint)

@@ -17,11 +17,11 @@ import numpy as np
 
 from funcgrad.autograd import forward_ad
 from funcgrad.autograd.anomaly_mode import record_creation
-from funcgrad.autograd.dispatch import DISPATCH
-from funcgrad.autograd.grad_mode import STATE, no_grad
-from funcgrad.autograd.graph import Node, SavedOutput, next_sequence_nr, pack_saved, saved_version
-from funcgrad.autograd.views import mark_view
-from funcgrad.tensor import Tensor
+from funcgrad.core.dispatch import DISPATCH
+from funcgrad.core.grad_mode import STATE, no_grad
+from funcgrad.core.graph import Node, SavedOutput, next_sequence_nr, pack_saved, saved_version
+from funcgrad.core.tensor import Tensor
+from funcgrad.core.views import mark_view
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 

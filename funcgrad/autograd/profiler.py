@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from funcgrad.autograd import dispatch
-from funcgrad.tensor import Tensor
+from funcgrad.core import dispatch
+from funcgrad.core.tensor import Tensor
 
 __all__ = ["profile", "record_function", "FunctionEvent", "FunctionEventAvg", "EventList"]
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from funcgrad.autograd.graph import Node
+from funcgrad.core.graph import Node
 
 if TYPE_CHECKING:
     from funcgrad.ops.registry import OpSpec

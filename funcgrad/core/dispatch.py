@@ -1,6 +1,7 @@
 """The one extension point every op call and every backward node passes: off, it costs a flag check.
 
-A *layer* (the profiler, anomaly mode, forward-mode AD) wraps op calls and node runs. Layers are
+A *layer* (the profiler, anomaly mode, forward-mode AD) wraps op calls and node runs, and hears of
+in-place changes. Layers are
 pushed with ``push`` and popped with ``pop``; while any is installed, ``DISPATCH.active`` is True and
 op functions hand their calls to ``call_op``, the engine hands node runs to ``run_node``. The
 innermost layer is called last, right around the plain op or ``Node.apply``.
@@ -29,6 +30,9 @@ class Layer:
         """Around one backward node run; return its input gradients."""
         return proceed(grads, create_graph)
 
+    def inplace(self, tensor: Any, op: str) -> None:
+        """Told that ``op`` (e.g. ``"mul"`` for ``mul_``) is about to change ``tensor`` in place."""
+
 
 class _Dispatch:
     """The installed layers, outermost first."""
@@ -46,6 +50,11 @@ class _Dispatch:
         for layer in reversed(self.layers):  # chained with partials: no closure refers to itself (no cycle)
             proceed = partial(layer.op, spec, proceed)
         return proceed(args, kwargs)
+
+    def note_inplace(self, tensor: Any, op: str) -> None:
+        """Tell every layer that ``op`` is about to change ``tensor`` in place."""
+        for layer in self.layers:
+            layer.inplace(tensor, op)
 
     def run_node(self, node: Any, grads: list[Any], create_graph: bool) -> Any:
         """Run ``node.apply`` through every layer."""
