@@ -177,12 +177,12 @@ class _AnomalyLayer(dispatch.Layer):
                 record_creation(t.grad_fn)
         return out
 
-    def node(self, node: Any, proceed: Callable[..., Any], grads: list[Any], create_graph: bool) -> Any:
+    def node(self, node: Any, proceed: Callable[..., Any], grads: list[Any], as_tensors: bool) -> Any:
         if not STATE.enabled:
-            return proceed(grads, create_graph)
+            return proceed(grads, as_tensors)
         STATE.running.append(node)
         try:
-            grads_in = proceed(grads, create_graph)
+            grads_in = proceed(grads, as_tensors)
             if STATE.check_nan:
                 _check_nan(node, grads_in)
             return grads_in

@@ -26,9 +26,9 @@ class Layer:
         return proceed(args, kwargs)
 
     def node(self, node: Any, proceed: Callable[[list[Any], bool], Any], grads: list[Any],
-             create_graph: bool) -> Any:
+             as_tensors: bool) -> Any:
         """Around one backward node run; return its input gradients."""
-        return proceed(grads, create_graph)
+        return proceed(grads, as_tensors)
 
     def inplace(self, tensor: Any, op: str) -> None:
         """Told that ``op`` (e.g. ``"mul"`` for ``mul_``) is about to change ``tensor`` in place."""
@@ -56,12 +56,12 @@ class _Dispatch:
         for layer in self.layers:
             layer.inplace(tensor, op)
 
-    def run_node(self, node: Any, grads: list[Any], create_graph: bool) -> Any:
+    def run_node(self, node: Any, grads: list[Any], as_tensors: bool) -> Any:
         """Run ``node.apply`` through every layer."""
         proceed: Callable[..., Any] = node.apply
         for layer in reversed(self.layers):
             proceed = partial(layer.node, node, proceed)
-        return proceed(grads, create_graph)
+        return proceed(grads, as_tensors)
 
 
 def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

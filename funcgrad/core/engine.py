@@ -204,7 +204,7 @@ class _GradBuffer:
             self.owned.discard((node, nr))
 
 
-def _run_pre_hooks(node: Node, grads: list[Any], create_graph: bool) -> list[Any]:
+def _run_pre_hooks(node: Node, grads: list[Any], as_tensors: bool) -> list[Any]:
     hooks = node._hooks
     grads = list(grads)
     for nr, fns in hooks.tensor_pre.items():  # type: ignore[union-attr]
@@ -212,7 +212,7 @@ def _run_pre_hooks(node: Node, grads: list[Any], create_graph: bool) -> list[Any
             if grads[nr] is not None:
                 result = fn(_as_tensor(grads[nr]))
                 if result is not None:
-                    grads[nr] = result if create_graph else _as_array(result)
+                    grads[nr] = result if as_tensors else _as_array(result)
     for nr, ref in hooks.retains.items():  # type: ignore[union-attr]
         tensor = ref()
         if tensor is not None and grads[nr] is not None:
@@ -224,7 +224,7 @@ def _run_pre_hooks(node: Node, grads: list[Any], create_graph: bool) -> list[Any
     for fn in list(hooks.pre.values()):  # type: ignore[union-attr]
         result = fn(tuple(_as_tensor_or_none(g) for g in grads))
         if result is not None:
-            grads = [r if create_graph or r is None else _as_array(r) for r in result]
+            grads = [r if as_tensors or r is None else _as_array(r) for r in result]
     return grads
 
 
@@ -237,10 +237,10 @@ def _run_post_hooks(node: Node, grads_in: Any, grads_out: list[Any], tensors: bo
     return grads_in
 
 
-def _accumulate_into(tensor: Any, grad: Any, create_graph: bool) -> None:
+def _accumulate_into(tensor: Any, grad: Any, as_tensors: bool) -> None:
     """``backward(inputs=...)`` on a non-leaf: add the captured gradient to its ``.grad``."""
     if tensor.grad is None:
-        tensor.grad = _as_tensor(grad) if create_graph else _as_tensor(np.array(_as_array(grad), copy=True))
+        tensor.grad = _as_tensor(grad) if as_tensors else _as_tensor(np.array(_as_array(grad), copy=True))
     else:
         tensor.grad = tensor.grad + grad
 

@@ -177,8 +177,12 @@ class Node:
         return add_hook(self._hook_set().tensor_pre.setdefault(output_nr, {}), fn)
 
     # ----- running ------------------------------------------------------------------------------
-    def apply(self, grad_outputs: list[Any], create_graph: bool) -> tuple[Any, ...]:
-        """Map the gradients of this node's outputs to those of its inputs (one per edge)."""
+    def apply(self, grad_outputs: list[Any], as_tensors: bool) -> tuple[Any, ...]:
+        """Map the gradients of this node's outputs to those of its inputs (one per edge).
+
+        ``as_tensors``: the gradients are Tensors and the rules run on Tensors (under ``create_graph``, or
+        while a dispatch layer asks for tensor gradients); else they are arrays (the fast path).
+        """
         raise NotImplementedError(f"{self._name} does not implement apply")
 
     def release(self) -> None:
@@ -255,20 +259,20 @@ class AccumulateGrad(Node):
         self.sequence_nr = -1
         self.variable = variable
 
-    def apply(self, grad_outputs: list[Any], create_graph: bool) -> tuple[Any, ...]:
+    def apply(self, grad_outputs: list[Any], as_tensors: bool) -> tuple[Any, ...]:
         var = self.variable
         extra = var._extra
         grad = grad_outputs[0]
         grad_outputs[0] = None  # the engine's list lets go of the buffer, so _owned can take it over
         if extra is not None and extra.hooks:
-            grad = self.hooked(grad, create_graph)
+            grad = self.hooked(grad, as_tensors)
         current = var.grad
         if current is None:
-            if create_graph:
+            if as_tensors:
                 var.grad = grad if type(grad) is Tensor else Tensor(grad)
             else:
                 var.grad = Tensor(owned(_as_array(grad), var.data.dtype))
-        elif create_graph or current.requires_grad:
+        elif as_tensors or current.requires_grad:
             var.grad = current + grad
         else:
             np.add(current.data, _as_array(grad), out=current.data, casting="unsafe")
@@ -276,13 +280,13 @@ class AccumulateGrad(Node):
             hook(var)
         return ()
 
-    def hooked(self, grad: Any, create_graph: bool) -> Any:
+    def hooked(self, grad: Any, as_tensors: bool) -> Any:
         """``grad`` after the leaf's tensor hooks, any of which may replace it."""
         extra = self.variable._extra
         for hook in list(extra.hooks.values()) if extra is not None and extra.hooks else ():
             result = hook(_as_tensor(grad))
             if result is not None:
-                grad = result if create_graph else _as_array(result)
+                grad = result if as_tensors else _as_array(result)
         return grad
 
 

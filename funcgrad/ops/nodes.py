@@ -46,8 +46,8 @@ class _OpNode(Node):
         batch = tuple(np.shape(g)[: np.ndim(g) - np.ndim(o)])
         return tuple(g if g is not None else np.zeros(batch + np.shape(o), o.dtype) for g, o in zip(grad_outputs, outs))
 
-    def apply(self, grad_outputs: list[Any], create_graph: bool) -> list[Any]:
-        values = self.unpack_saved(create_graph) if self._saved else ()
+    def apply(self, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
+        values = self.unpack_saved(as_tensors) if self._saved else ()
         g = self._gradient(grad_outputs, values) if self._spec.multi_output else grad_outputs[0]
         grads = []
         for (rule, slot, idx), (edge, _) in zip(self._rules, self.next_functions):
@@ -69,8 +69,8 @@ class _SequenceOpNode(_OpNode):
 
     __slots__ = ()
 
-    def apply(self, grad_outputs: list[Any], create_graph: bool) -> list[Any]:
-        values = self.unpack_saved(create_graph) if self._saved else ()
+    def apply(self, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
+        values = self.unpack_saved(as_tensors) if self._saved else ()
         g = self._gradient(grad_outputs, values)
         (rule, slot, idx), = self._rules
         if not callable(rule):
