@@ -213,6 +213,12 @@ def unstack(g: Any, n: int, ndim: int, dim: int) -> list[Any]:
 
 
 # ----- linalg -----
+def constant(x: Any) -> Any:
+    """``x`` cut from the graph: for a piecewise-constant factor (a sign), whose derivative is exactly 0, so
+    that no zero gradient travels on into rules that would turn it into 0 * inf."""
+    return x.detach() if hasattr(x, "detach") else x
+
+
 def mT(X: Any) -> Any:
     """The transpose of the last two dims (a stack of matrices transposed)."""
     return F.transpose(X, -2, -1)
@@ -243,6 +249,14 @@ def off_diagonal_inverse(d: Any) -> Any:
     """1 / d off the diagonal and 0 on it (d: differences of eigen/singular values, zero diagonal)."""
     eye = np.eye(d.shape[-1])
     return (1 - eye) / (d + eye)
+
+
+def zeros_for_undefined(g: tuple[Any, ...], out: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A multi-output op's gradients with zeros for the outputs that received none (None), carrying the
+    leading batch dims of the others."""
+    given, o = next((gi, oi) for gi, oi in zip(g, out) if gi is not None)
+    batch = tuple(np.shape(given)[: np.ndim(given) - np.ndim(o)])
+    return tuple(gi if gi is not None else np.zeros(batch + np.shape(oi), np.result_type(oi)) for gi, oi in zip(g, out))
 
 
 def column_slice(X: Any, start: int, stop: int) -> Any:
