@@ -16,9 +16,11 @@ import sys
 
 from funcgrad import core
 
-# ``funcgrad.tensor`` is the factory function; the Tensor class lives in ``funcgrad.core.tensor``, whose
-# old path still resolves for ``from funcgrad.tensor import Tensor``
+# Modules that moved into the core keep their old import paths, set before anything else imports them.
+# ``funcgrad.tensor`` is the factory function; ``from funcgrad.tensor import Tensor`` still finds the class.
 sys.modules[f"{__name__}.tensor"] = core.tensor
+for _module in (core.dispatch, core.engine, core.grad_mode, core.graph, core.structured):
+    sys.modules[f"{__name__}.autograd.{_module.__name__.rpartition('.')[2]}"] = _module
 
 from funcgrad import autograd, check, func, functional, linalg, optimize  # noqa: E402
 from funcgrad import ops as _ops  # noqa: E402

@@ -2,10 +2,9 @@
 
 The graph, the engine and the mode state live in ``funcgrad.core``; their old paths here
 (``funcgrad.autograd.graph``, ``.grad_mode``, ``.dispatch``, ``.engine``, ``.structured``) name the same
-modules, so ``from funcgrad.autograd.graph import saved_tensors_hooks`` keeps working.
+modules (see ``funcgrad/__init__.py``), so ``from funcgrad.autograd.graph import saved_tensors_hooks``
+keeps working.
 """
-import sys
-
 from funcgrad.autograd import forward_ad, profiler
 from funcgrad.autograd.anomaly_mode import (
     detect_anomaly,
@@ -25,9 +24,6 @@ from funcgrad.core.grad_mode import (
     set_grad_enabled,
 )
 from funcgrad.core.graph import AccumulateGrad, Node, RemovableHandle
-
-for _module in (dispatch, engine, grad_mode, graph, structured):
-    sys.modules[f"{__name__}.{_module.__name__.rpartition('.')[2]}"] = _module
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "forward_ad",
            "profiler", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
