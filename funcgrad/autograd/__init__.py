@@ -13,7 +13,11 @@ from funcgrad.autograd.anomaly_mode import (
     set_detect_anomaly,
 )
 from funcgrad.autograd.function import Function, FunctionCtx, once_differentiable
-from funcgrad.core import dispatch, engine, grad_mode, graph, structured
+from funcgrad.core import dispatch as dispatch  # the old paths funcgrad.autograd.<module>
+from funcgrad.core import engine as engine
+from funcgrad.core import grad_mode as grad_mode
+from funcgrad.core import graph as graph
+from funcgrad.core import structured as structured
 from funcgrad.core.backward import backward, grad
 from funcgrad.core.grad_mode import (
     enable_grad,
