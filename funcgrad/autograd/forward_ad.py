@@ -14,7 +14,7 @@ from funcgrad import ops
 from funcgrad.core import dispatch
 from funcgrad.core.graph import FREED, SavedOutput
 from funcgrad.core.structured import Structured
-from funcgrad.core.tangents import LEVELS, current, primal_only
+from funcgrad.core.tangents import current, levels, primal_only
 from funcgrad.core.tangents import tangent_of as _tangent
 from funcgrad.core.tensor import Tensor
 from funcgrad.ops.jvp import ForwardLayer, dense, saved_dual, zeros_like
@@ -32,19 +32,19 @@ class UnpackedDualTensor(NamedTuple):
 
 def enter_dual_level() -> int:
     """Start a dual level (only one at a time, as torch); returns its index."""
-    if LEVELS:
+    if levels():
         raise RuntimeError("Nested forward mode AD is not supported; exit the current dual_level first")
     layer = ForwardLayer()
-    LEVELS.append(layer)
+    levels().append(layer)
     dispatch.push(layer)
     return 0
 
 
 def exit_dual_level(*, level: int | None = None) -> None:
     """End the dual level: every tangent set inside it is dropped."""
-    if not LEVELS:
+    if not levels():
         raise RuntimeError("exit_dual_level called outside a dual level")
-    layer = LEVELS.pop()
+    layer = levels().pop()
     dispatch.pop(layer)
     for ref in layer.duals:
         tensor = ref()
@@ -104,9 +104,9 @@ def make_dual(tensor: Tensor, tangent: Any, *, level: int | None = None) -> Tens
 def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
     """Split a dual tensor into ``(primal, tangent)``; the tangent is None when it has none."""
     tangent = _tangent(tensor)
-    if not LEVELS:
+    if not levels():
         return UnpackedDualTensor(tensor, None)
-    layer = LEVELS[-1]
+    layer = levels()[-1]
     layer.quiet += 1
     try:
         primal = ops.alias(tensor)
@@ -120,7 +120,7 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
 def function_tangents(inputs: tuple[Any, ...]) -> list[Any] | None:
     """For ``Function.apply``: one tangent per input (zeros for a Tensor without one, None for anything
     else), or None when no dual level is active or no input has a tangent."""
-    if not LEVELS or all(_tangent(a) is None for a in inputs):
+    if not levels() or all(_tangent(a) is None for a in inputs):
         return None
     with primal_only():
         return [(dense(_tangent(a)) if _tangent(a) is not None else zeros_like(a)) if isinstance(a, Tensor)
@@ -141,7 +141,7 @@ def attach_function_tangents(name: str, tangents: Any, outputs: Any) -> None:
         if t.shape != o.shape and t.shape[1:] != o.shape:
             raise RuntimeError(f"{name}.jvp returned a tangent of shape {list(t.shape)} for output {i} of shape "
                                f"{list(o.shape)}; a tangent has its output's shape (or one extra leading batch dim)")
-        LEVELS[-1].attach(o, t)
+        levels()[-1].attach(o, t)
     _give_saved_outputs_tangents(outs)
 
 

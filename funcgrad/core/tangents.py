@@ -1,4 +1,4 @@
-"""Forward-mode state: the active dual levels and the tangent slot of each Tensor.
+"""Forward-mode state: the active dual levels (per thread) and the tangent slot of each Tensor.
 
 A level is a dispatch layer (``DualLevel``; the op layer's subclass computes the tangents of op
 outputs) that remembers which tensors it gave a tangent, so leaving it drops them all. A tangent lives
@@ -6,13 +6,14 @@ in the tensor's ``_extra.tangent`` slot.
 """
 from __future__ import annotations
 
+import threading
 import weakref
 from typing import Any
 
 from funcgrad.core import dispatch
 from funcgrad.core.tensor import Tensor
 
-__all__ = ["DualLevel", "LEVELS", "current", "tangent_of", "carry_tangent", "has_tangent", "primal_only"]
+__all__ = ["DualLevel", "levels", "current", "tangent_of", "carry_tangent", "has_tangent", "primal_only"]
 
 
 class DualLevel(dispatch.Layer):
@@ -31,14 +32,25 @@ class DualLevel(dispatch.Layer):
         self.duals.append(weakref.ref(tensor))
 
 
-LEVELS: list[DualLevel] = []  # the active levels, innermost last
+class _ThreadLevels(threading.local):
+    def __init__(self) -> None:
+        self.levels: list[DualLevel] = []
+
+
+_LOCAL = _ThreadLevels()
+
+
+def levels() -> list[DualLevel]:
+    """This thread's active levels, innermost last (each thread has its own, as grad mode)."""
+    return _LOCAL.levels
 
 
 def current() -> DualLevel:
     """The innermost active level; raises when none is."""
-    if not LEVELS:
+    active = _LOCAL.levels
+    if not active:
         raise RuntimeError("make_dual/unpack_dual need an active forward AD level: use `with dual_level():`")
-    return LEVELS[-1]
+    return active[-1]
 
 
 def tangent_of(value: Any) -> Tensor | None:
@@ -50,7 +62,7 @@ def tangent_of(value: Any) -> Tensor | None:
 
 def has_tangent(*values: Any) -> bool:
     """True when a dual level is active and one of ``values`` (or of a tuple among them) carries a tangent."""
-    return bool(LEVELS) and any(tangent_of(v) is not None for a in values
+    return bool(_LOCAL.levels) and any(tangent_of(v) is not None for a in values
                                 for v in (a if isinstance(a, tuple) else (a,)))
 
 
@@ -59,16 +71,18 @@ def carry_tangent(source: Tensor, target: Tensor) -> None:
     a backward unpacks)."""
     tangent = tangent_of(source)
     if tangent is not None:
-        LEVELS[-1].attach(target, tangent)
+        _LOCAL.levels[-1].attach(target, tangent)
 
 
 class primal_only:
     """Context manager: ops inside it compute values only, no tangents (a Function's forward and jvp)."""
 
     def __enter__(self) -> None:
-        if LEVELS:
-            LEVELS[-1].quiet += 1
+        active = _LOCAL.levels
+        if active:
+            active[-1].quiet += 1
 
     def __exit__(self, *exc: object) -> None:
-        if LEVELS:
-            LEVELS[-1].quiet -= 1
+        active = _LOCAL.levels
+        if active:
+            active[-1].quiet -= 1

@@ -26,7 +26,7 @@ from funcgrad import ops
 from funcgrad.core import dispatch
 from funcgrad.core.graph import FREED, SavedOutput
 from funcgrad.core.structured import Structured
-from funcgrad.core.tangents import LEVELS, DualLevel, carry_tangent
+from funcgrad.core.tangents import DualLevel, carry_tangent, levels
 from funcgrad.core.tangents import tangent_of as _tangent
 from funcgrad.core.tensor import Tensor
 from funcgrad.ops.formulas import align
@@ -221,7 +221,7 @@ def inplace_tangent(target: Tensor, result: Tensor) -> None:
     tangent = _tangent(result)
     if tangent is None:
         return
-    layer = LEVELS[-1]
+    layer = levels()[-1]
     layer.attach(target, tangent)
     extra = target._extra
     views = [v for v in (ref() for ref in (extra.views or ())) if v is not None]
