@@ -124,7 +124,7 @@ def pop(layer: Layer) -> None:
 class suspended:
     """Context manager: ``layers`` are uninstalled (in this thread) inside, so the op calls they make for
     their own work (a forward-mode layer computing a tangent) do not come back to them; each goes back
-    to its place on exit."""
+    to its place on exit (those not installed on entry are left alone)."""
 
     __slots__ = ("layers", "places")
 
@@ -134,8 +134,8 @@ class suspended:
 
     def __enter__(self) -> None:
         installed = DISPATCH.layers
-        self.places = [(installed.index(layer), layer) for layer in self.layers]
-        DISPATCH._change(list(self.layers), [])
+        self.places = [(installed.index(layer), layer) for layer in self.layers if layer in installed]
+        DISPATCH._change([layer for _, layer in self.places], [])
 
     def __exit__(self, *exc: object) -> None:
         DISPATCH._change([], sorted(self.places, key=lambda place: place[0]))

@@ -30,7 +30,7 @@ def _check_differentiable_dtype(dtype: np.dtype) -> None:
 class _Extra:
     """Rarely used per-tensor state, kept out of the hot path: leaf hooks, views, retain_grad."""
 
-    __slots__ = ("acc", "hooks", "post_acc_hooks", "base", "view_fn", "views", "retains_grad", "tangent")
+    __slots__ = ("acc", "hooks", "post_acc_hooks", "base", "view_fn", "views", "retains_grad", "tangents")
 
     def __init__(self) -> None:
         self.acc: Any = None             # weakref to this leaf's AccumulateGrad
@@ -40,7 +40,7 @@ class _Extra:
         self.view_fn: Callable[[Any], Any] | None = None  # recreates this view from base
         self.views: list[Any] | None = None  # weakrefs to the views of this (base) tensor
         self.retains_grad = False
-        self.tangent: Tensor | None = None  # forward-mode tangent, while a dual level is active
+        self.tangents: dict[Any, Tensor] | None = None  # forward-mode tangents by dual level (core.tangents)
 
 
 class Tensor:
