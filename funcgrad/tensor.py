@@ -440,6 +440,8 @@ def _install_methods() -> None:
         setattr(Tensor, f"__i{name}__", in_place(fn))
     for name, fn in {"eq": ops.eq, "ne": ops.ne, "lt": ops.lt, "le": ops.le, "gt": ops.gt, "ge": ops.ge}.items():
         setattr(Tensor, f"__{name}__", fn)
+    Tensor.real = property(ops.real, doc="The real part (a copy; differentiable).")  # type: ignore[assignment]
+    Tensor.imag = property(ops.imag, doc="The imaginary part of a complex tensor (a copy; differentiable).")  # type: ignore[assignment]
     Tensor.__neg__ = ops.neg
     Tensor.__abs__ = ops.abs
     Tensor.__invert__ = ops.logical_not

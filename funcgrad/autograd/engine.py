@@ -59,9 +59,14 @@ def _sum_to(grad: Any, shape: tuple[int, ...], batch: int) -> Any:
 
 
 def _cast(grad: Any, dtype: np.dtype) -> Any:
-    """A gradient cast to its input's dtype (recorded when it is a Tensor, under create_graph)."""
-    from funcgrad.ops import to_copy
+    """A gradient cast to its input's dtype (recorded when it is a Tensor, under create_graph); a complex
+    gradient of a real input is its real part, as torch."""
+    from funcgrad.ops import real, to_copy
 
+    if grad.dtype.kind == "c" and dtype.kind != "c":
+        grad = real(grad)
+        if grad.dtype == dtype:
+            return grad
     return to_copy(grad, dtype)
 
 

@@ -28,6 +28,7 @@ import numpy as np
 from funcgrad.autograd import dispatch
 from funcgrad.autograd.graph import FREED, SavedOutput
 from funcgrad.autograd.structured import Structured
+from funcgrad.ops.calls import refuse_complex
 from funcgrad.ops.registry import ELEMENTWISE, LINEAR, NONDIFF, OpSpec
 from funcgrad.tensor import Tensor
 
@@ -60,6 +61,8 @@ class _ForwardLayer(dispatch.Layer):
         tangents = _input_tangents(spec, full)
         if all(t is None for t in tangents):
             return out
+        if not spec.complex:
+            refuse_complex(spec, full, out, tangents)
         with dispatch.suspended(self):  # the rule's own ops compute values only
             tangent = _jvp(spec, full, out, tangents)
         if spec.multi_output:
@@ -267,19 +270,27 @@ def _jvp(spec: OpSpec, full: tuple[Any, ...], out: Any, tangents: list[Any]) -> 
 
 
 def _elementwise_jvp(spec: OpSpec, full: tuple[Any, ...], out: Any, tangents: list[Any]) -> Any:
-    """Sum of the VJP rules with each tangent as g, batched tangents aligned to the output's dims first."""
-    from funcgrad.ops import broadcast_to
+    """Sum of the VJP rules with each tangent as g, batched tangents aligned to the output's dims first.
+
+    With complex values a rule gives ``g conj(f'(z))``, so the term is ``conj(vjp(conj(t)))`` = ``f'(z) t`` (for
+    holomorphic f, and for real-valued f of z once the real part is taken: then it is Re(conj(vjp(1)) t))."""
+    from funcgrad.ops import broadcast_to, conj, real
     from funcgrad.ops.formulas import align
 
     total = None
     ndim = out.ndim
+    complex_out = out.dtype.kind == "c"
+    complex_ = complex_out or any(t is not None and t.dtype.kind == "c" for t in tangents)
     for (vjp, _slot, idx), t, p in zip(spec.node_class._rules, tangents, _primals(spec, full)):
         if t is None:
             continue
         if t.ndim != np.ndim(p):  # a batch of tangents: its dims go in front of the output's
             t = align(t, p, ndim)
-        term = vjp(t, *[_named_value(spec, spec.saved_names[i], full, out) for i in idx])
+        values = [_named_value(spec, spec.saved_names[i], full, out) for i in idx]
+        term = conj(vjp(conj(t), *values)) if complex_ else vjp(t, *values)
         total = term if total is None else total + term
+    if complex_ and not complex_out and total.dtype.kind == "c":
+        total = real(total)
     shape = total.shape
     if shape != out.shape and tuple(shape[len(shape) - ndim:]) != out.shape:
         total = broadcast_to(total, tuple(shape[: len(shape) - ndim]) + out.shape)

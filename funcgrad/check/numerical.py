@@ -15,17 +15,29 @@ import numpy as np
 
 from funcgrad.tensor import Tensor
 
-__all__ = ["Step", "evaluate", "jacobian_fd", "jvp_fd", "derivative_jumps", "auto_step"]
+__all__ = ["Step", "evaluate", "jacobian_fd", "jvp_fd", "derivative_jumps", "auto_step", "real_view", "real_shape"]
 
 Step = float | str
 _Shifted = Callable[[float], list[np.ndarray]]
 
 
+def real_view(a: np.ndarray) -> np.ndarray:
+    """``a`` flattened, a complex array as its (real, imaginary) pairs: the real coordinates that checks
+    perturb and compare separately, as PyTorch's. Shares memory with a contiguous ``a``."""
+    flat = a.reshape(-1)
+    return flat.view(flat.real.dtype) if flat.dtype.kind == "c" else flat
+
+
+def real_shape(a: Any) -> tuple[int, ...]:
+    """The shape of ``a`` in real coordinates: a trailing (real, imaginary) dim for complex values."""
+    return tuple(a.shape) + ((2,) if a.dtype.kind == "c" else ())
+
+
 def evaluate(func: Callable[..., Any], inputs: Sequence[Any]) -> list[np.ndarray]:
-    """The floating-point Tensor outputs of ``func(*inputs)`` as flat arrays in their own dtype."""
+    """The floating-point Tensor outputs of ``func(*inputs)`` as flat real arrays (``real_view``)."""
     outs = func(*inputs)
     outs = tuple(outs) if isinstance(outs, tuple | list) else (outs,)
-    return [o.data.ravel().copy() for o in outs if isinstance(o, Tensor) and o.dtype.kind in "fc"]
+    return [real_view(o.data.copy()) for o in outs if isinstance(o, Tensor) and o.dtype.kind in "fc"]
 
 
 def auto_step(x: np.ndarray) -> np.ndarray:
@@ -77,7 +89,7 @@ def _column_shift(func: Callable[..., Any], inputs: Sequence[Any], flat: np.ndar
 
 
 def _flat(inputs: Sequence[Any], index: int) -> np.ndarray:
-    flat = inputs[index].data.reshape(-1)
+    flat = real_view(inputs[index].data)
     if flat.size and not np.shares_memory(flat, inputs[index].data):
         raise ValueError(f"input {index} must be contiguous to be perturbed in place")
     return flat
@@ -117,7 +129,8 @@ def jacobian_fd(func: Callable[..., Any], inputs: Sequence[Any], index: int,
 
 def jvp_fd(func: Callable[..., Any], inputs: Sequence[Any], index: int, u: np.ndarray,
            eps: Step = 1e-6) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """``J u`` for every output, with one directional central difference along ``u`` in ``inputs[index]``.
+    """``J u`` for every output, with one directional central difference along ``u`` in ``inputs[index]`` (both
+    in real coordinates, ``real_view``).
 
     Example:
         >>> import funcgrad as fg
@@ -126,12 +139,12 @@ def jvp_fd(func: Callable[..., Any], inputs: Sequence[Any], index: int, u: np.nd
         >>> np.round(jvp[0], 6)
         array([2., 4.])
     """
-    x = inputs[index].data
+    x = _flat(inputs, index)
     orig = x.copy()
     h = float(auto_step(np.array([np.abs(orig).max(initial=0.0)], orig.dtype))[0]) if eps == "auto" else float(eps)
 
     def shifted(t: float) -> list[np.ndarray]:
-        x[...] = orig + t * u.reshape(x.shape)
+        x[...] = orig + t * u.reshape(-1)
         try:
             return evaluate(func, inputs)
         finally:
