@@ -8,7 +8,7 @@ import numpy as np
 
 from funcgrad.autograd import forward_ad
 from funcgrad.check.numerical import real_view
-from funcgrad.tensor import Tensor
+from funcgrad.core.tensor import Tensor
 
 __all__ = ["forward_jacobian"]
 

@@ -28,7 +28,7 @@ from funcgrad.check.numerical import (
     real_view,
 )
 from funcgrad.check.report import GradcheckError, Mismatch, format_mismatch
-from funcgrad.tensor import Tensor
+from funcgrad.core.tensor import Tensor
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
