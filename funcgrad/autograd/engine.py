@@ -15,7 +15,7 @@ import numpy as np
 
 from funcgrad.autograd.dispatch import DISPATCH
 from funcgrad.autograd.grad_mode import STATE
-from funcgrad.autograd.graph import AccumulateGrad, Node
+from funcgrad.autograd.graph import AccumulateGrad, Node, checked_hook_result, checked_hook_results
 
 __all__ = ["run_backward"]
 
@@ -205,7 +205,8 @@ def _run_pre_hooks(node: Node, grads: list[Any], create_graph: bool) -> list[Any
             if grads[nr] is not None:
                 result = fn(_as_tensor(grads[nr]))
                 if result is not None:
-                    grads[nr] = result if create_graph else _as_array(result)
+                    result = checked_hook_result(fn, grads[nr], result)
+                    grads[nr] = result if create_graph else result.data
     for nr, ref in hooks.retains.items():  # type: ignore[union-attr]
         tensor = ref()
         if tensor is not None and grads[nr] is not None:
@@ -217,7 +218,8 @@ def _run_pre_hooks(node: Node, grads: list[Any], create_graph: bool) -> list[Any
     for fn in list(hooks.pre.values()):  # type: ignore[union-attr]
         result = fn(tuple(_as_tensor_or_none(g) for g in grads))
         if result is not None:
-            grads = [r if create_graph or r is None else _as_array(r) for r in result]
+            result = checked_hook_results(fn, grads, result)
+            grads = [r if create_graph or r is None else r.data for r in result]
     return grads
 
 
@@ -226,7 +228,8 @@ def _run_post_hooks(node: Node, grads_in: Any, grads_out: list[Any], tensors: bo
         result = fn(tuple(_as_tensor_or_none(g) for g in grads_in),
                     tuple(_as_tensor_or_none(g) for g in grads_out))
         if result is not None:
-            grads_in = [r if r is None or tensors else _as_array(r) for r in result]
+            result = checked_hook_results(fn, grads_in, result)
+            grads_in = [r if r is None or tensors else r.data for r in result]
     return grads_in
 
 
