@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad.tensor import Tensor
+from funcgrad.core.tensor import Tensor
 
 __all__ = ["as_tuple", "tensor_outputs", "checked_outputs", "prepare"]
 

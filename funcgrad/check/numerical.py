@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.autograd import no_grad
-from funcgrad.tensor import Tensor
+from funcgrad.core.tensor import Tensor
 
 __all__ = ["Step", "evaluate", "jacobian_fd", "jvp_fd", "derivative_jumps", "auto_step"]
 
