@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 
 import funcgrad.ops as F
+from funcgrad.core.structured import Structured
+from funcgrad.core.tensor import Tensor
 
 
 def pow_base_grad(g: Any, x: Any, y: Any) -> Any:
@@ -128,10 +130,11 @@ def count(shape: tuple[int, ...], dim: Any) -> int:
 
 # ----- indexing -----
 def as_index(index: Any) -> tuple[Any, ...]:
-    """``index`` as a tuple NumPy understands: Tensors (and lists) inside it become arrays."""
+    """``index`` as a tuple NumPy understands: Tensors (and lists) inside it become arrays (a Tensor its own
+    array, which may be a traced one under ``jit``)."""
     items = index if isinstance(index, tuple) else (index,)
-    return tuple(i if i is None or i is Ellipsis or isinstance(i, slice | int | np.integer) else np.asarray(i)
-                 for i in items)
+    return tuple(i if i is None or i is Ellipsis or isinstance(i, slice | int | np.integer | np.ndarray | Structured)
+                 else i.data if isinstance(i, Tensor) else np.asarray(i) for i in items)
 
 
 def _is_basic(index: tuple[Any, ...]) -> bool:

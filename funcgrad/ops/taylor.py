@@ -4,8 +4,8 @@ A rule maps one op call, seen as a ``TaylorCall`` ``c``, to the series of the op
 ``(K + 1, *out.shape)`` array of normalized Taylor coefficients (see ``series.py``). Names a rule may use:
   c.x, c.y    the series of the op's first and second tensor inputs (None: constant along the curve)
   c.out       the op's primal result;  c.arg("dim") any argument of the op by its parameter name
-  c.linear()  the series pushed through the op's own JVP rule, all K coefficients as one batch of
-              tangents: the whole rule of a linear op, and of a product with one constant factor
+  c.linear()  the series pushed through the op's own JVP rule (ops/jvp.py), all K coefficients as one
+              batch of tangents: the whole rule of a linear op, and of a product with a constant factor
 Rules compute on arrays only (plain NumPy, so ``func.jit`` records them). Three kinds of entries:
   deflinear(...)             linear (and piecewise-linear) ops: ``c.linear()``
   deftaylor(name, product)   bilinear ops: the Cauchy product of the operands' series
@@ -20,7 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.core.tensor import Tensor
 from funcgrad.ops import series as S
+from funcgrad.ops.jvp import _jvp
 from funcgrad.ops.registry import OPS, OpSpec
 
 __all__ = ["TaylorCall", "deftaylor", "deflinear"]
@@ -31,15 +33,13 @@ LN2, LN10 = math.log(2.0), math.log(10.0)
 class TaylorCall:
     """One op call as a Taylor rule sees it."""
 
-    __slots__ = ("spec", "args", "series", "out", "push")
+    __slots__ = ("spec", "args", "series", "out")
 
-    def __init__(self, spec: OpSpec, args: tuple[Any, ...], series: list[Any], out: Any,
-                 push: Callable[[TaylorCall], Any]) -> None:
+    def __init__(self, spec: OpSpec, args: tuple[Any, ...], series: list[Any], out: Any) -> None:
         self.spec = spec
         self.args = args        # the op's arguments, arrays for tensors
         self.series = series    # one per tensor input (per element of a sequence input), or None
         self.out = out
-        self.push = push        # the engine's way to run the op's JVP rule on a batch of coefficients
 
     @property
     def x(self) -> Any:
@@ -66,8 +66,11 @@ class TaylorCall:
         return self.args[self.spec.params.index(name)]
 
     def linear(self) -> Any:
-        """The series of a linear op: ``out``, then each input coefficient through the op's JVP rule."""
-        return self.push(self)
+        """The series of a linear op: ``out``, then the op's JVP rule on the K input coefficients as one batch
+        of tangents (inputs without a series have none)."""
+        T = _jvp(self.spec, self.args, self.out, [None if X is None else X[1:] for X in self.series])
+        T = T.data if isinstance(T, Tensor) else T
+        return np.concatenate([self.out[None], np.broadcast_to(T, (len(T),) + np.shape(self.out))])
 
 
 def deftaylor(name: str, rule: Callable[[TaylorCall], Any]) -> None:

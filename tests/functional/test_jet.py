@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import funcgrad as fg
-from funcgrad.autograd.dispatch import DISPATCH
+from funcgrad.core.dispatch import DISPATCH
 from funcgrad.func import directional_derivative, jet, jit, nth_derivative
 from funcgrad.func.jet import NoTaylorRule
 from tests.budget import examples
