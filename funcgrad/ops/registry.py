@@ -59,6 +59,7 @@ class OpSpec:
         self.multi_output = multi_output
         self.jvp = jvp
         self.complex = False  # its rules hold for complex values (set by allow_complex)
+        self.taylor: Callable[..., Any] | None = None  # the Taylor-mode rule, from ops/taylor.py
         self.plain: Callable[..., Any] = kernel  # the op function without the dispatch check, set by defop
         self.tensor_positions = tuple(params.index(p) for p in rules)
         self.differentiable = any(r is not NONDIFF for r in rules.values())
