@@ -23,11 +23,13 @@ from funcgrad.tensor import Tensor, _install_methods
 
 _install_methods()
 
+from funcgrad import nn, optim  # noqa: E402  (built on the public API above)
+
 # the table's linalg_* entries are public as funcgrad.linalg.<torch name>, not at the top level
 _ops_all = [name for name in _ops.__all__ if not name.startswith("linalg_")]
 globals().update({name: getattr(_ops, name) for name in _ops_all})
 
-__all__ = ["Tensor", "autograd", "check", "func", "functional", "linalg", "optimize",
+__all__ = ["Tensor", "autograd", "check", "func", "functional", "linalg", "nn", "optim", "optimize",
             "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", *_creation_all, *_ops_all]
 __version__ = "0.1.0"

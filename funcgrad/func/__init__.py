@@ -8,5 +8,7 @@ Example:
 """
 from funcgrad.func.compiled import jit
 from funcgrad.func.transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
+from funcgrad.nn.stateless import functional_call
 
-__all__ = ["grad", "value_and_grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize", "jit"]
+__all__ = ["grad", "value_and_grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize", "jit",
+           "functional_call"]
