@@ -191,22 +191,20 @@ def test_regression_losses_match_torch(name: str, kwargs: dict, reduction: str) 
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
-def test_nll_and_cross_entropy_match_torch(reduction: str) -> None:
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+def test_nll_and_cross_entropy_match_torch(reduction: str, weighted: bool, smoothing: float) -> None:
     target = np.array([0, 3, -100, 1, 2])
-    weight = np.array([1.0, 2.0, 0.5, 1.5])
-    for kwargs in ({}, {"weight": weight}):
-        tw = {k: torch.tensor(v) for k, v in kwargs.items()}
-        compare(lambda x: F.nll_loss(F.log_softmax(x, 1), fg.tensor(target), reduction=reduction, **kwargs),
-                lambda x: TF.nll_loss(TF.log_softmax(x, 1), torch.tensor(target), reduction=reduction, **tw), A(5, 4))
-        for smoothing in (0.0, 0.2):
-            compare(lambda x: F.cross_entropy(x, fg.tensor(target), reduction=reduction, label_smoothing=smoothing,
-                                              **kwargs),
-                    lambda x: TF.cross_entropy(x, torch.tensor(target), reduction=reduction,
-                                               label_smoothing=smoothing, **tw), A(5, 4))
-            probs = rng.dirichlet(np.ones(4), 5)
-            compare(lambda x, p: F.cross_entropy(x, p, reduction=reduction, label_smoothing=smoothing, **kwargs),
-                    lambda x, p: TF.cross_entropy(x, p, reduction=reduction, label_smoothing=smoothing, **tw),
-                    A(5, 4), probs)
+    kwargs = {"weight": np.array([1.0, 2.0, 0.5, 1.5])} if weighted else {}
+    tw = {k: torch.tensor(v) for k, v in kwargs.items()}
+    compare(lambda x: F.nll_loss(F.log_softmax(x, 1), fg.tensor(target), reduction=reduction, **kwargs),
+            lambda x: TF.nll_loss(TF.log_softmax(x, 1), torch.tensor(target), reduction=reduction, **tw), A(5, 4))
+    compare(lambda x: F.cross_entropy(x, fg.tensor(target), reduction=reduction, label_smoothing=smoothing, **kwargs),
+            lambda x: TF.cross_entropy(x, torch.tensor(target), reduction=reduction, label_smoothing=smoothing, **tw),
+            A(5, 4))
+    compare(lambda x, p: F.cross_entropy(x, p, reduction=reduction, label_smoothing=smoothing, **kwargs),
+            lambda x, p: TF.cross_entropy(x, p, reduction=reduction, label_smoothing=smoothing, **tw),
+            A(5, 4), rng.dirichlet(np.ones(4), 5))
 
 
 def test_cross_entropy_spatial_and_errors() -> None:

@@ -46,8 +46,9 @@ class _ConvNd(Module):
         shape = ((in_channels, out_channels // groups) if self.transposed else
                  (out_channels, in_channels // groups)) + self.kernel_size
         self.weight = empty_parameter(*shape, dtype=dtype)
-        self.bias = empty_parameter(out_channels, dtype=dtype) if bias else None
-        if not bias:
+        if bias:
+            self.bias = empty_parameter(out_channels, dtype=dtype)
+        else:
             self.register_parameter("bias", None)
         self.reset_parameters(generator)
 

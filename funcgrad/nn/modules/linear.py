@@ -46,8 +46,9 @@ class Linear(Module):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         self.weight = empty_parameter(out_features, in_features, dtype=dtype)
-        self.bias = empty_parameter(out_features, dtype=dtype) if bias else None
-        if not bias:
+        if bias:
+            self.bias = empty_parameter(out_features, dtype=dtype)
+        else:
             self.register_parameter("bias", None)
         self.reset_parameters(generator)
 
@@ -74,8 +75,9 @@ class Bilinear(Module):
         super().__init__()
         self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
         self.weight = empty_parameter(out_features, in1_features, in2_features, dtype=dtype)
-        self.bias = empty_parameter(out_features, dtype=dtype) if bias else None
-        if not bias:
+        if bias:
+            self.bias = empty_parameter(out_features, dtype=dtype)
+        else:
             self.register_parameter("bias", None)
         bound = 1 / math.sqrt(in1_features)
         init.uniform_(self.weight, -bound, bound, generator)

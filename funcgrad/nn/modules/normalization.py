@@ -88,11 +88,8 @@ class LayerNorm(Module):
         shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         dtype = dtype or np.float64
         self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
-        self.weight = Parameter(np.ones(shape, dtype)) if elementwise_affine else None
-        self.bias = Parameter(np.zeros(shape, dtype)) if elementwise_affine and bias else None
-        for name in ("weight", "bias"):
-            if getattr(self, name) is None:
-                self.register_parameter(name, None)
+        self.register_parameter("weight", Parameter(np.ones(shape, dtype)) if elementwise_affine else None)
+        self.register_parameter("bias", Parameter(np.zeros(shape, dtype)) if elementwise_affine and bias else None)
 
     def forward(self, input: Any) -> Any:
         """layer_norm with the layer's parameters."""
@@ -112,11 +109,8 @@ class GroupNorm(Module):
             raise ValueError("num_channels must be divisible by num_groups")
         dtype = dtype or np.float64
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
-        self.weight = Parameter(np.ones(num_channels, dtype)) if affine else None
-        self.bias = Parameter(np.zeros(num_channels, dtype)) if affine else None
-        if not affine:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        self.register_parameter("weight", Parameter(np.ones(num_channels, dtype)) if affine else None)
+        self.register_parameter("bias", Parameter(np.zeros(num_channels, dtype)) if affine else None)
 
     def forward(self, input: Any) -> Any:
         """group_norm with the layer's parameters."""
