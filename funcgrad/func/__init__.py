@@ -6,9 +6,10 @@ Example:
     >>> ff.grad(lambda x: (x ** 2).sum())(np.array([1.0, 2.0]))
     array([2., 4.])
 """
-from funcgrad.func.compiled import jit
+from funcgrad.func.compiler import jit
+from funcgrad.func.jet import directional_derivative, jet, nth_derivative
+from funcgrad.func.stateless import functional_call
 from funcgrad.func.transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
-from funcgrad.nn.stateless import functional_call
 
 __all__ = ["grad", "value_and_grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize", "jit",
-           "functional_call"]
+           "jet", "nth_derivative", "directional_derivative", "functional_call"]

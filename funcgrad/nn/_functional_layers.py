@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 
 from funcgrad import ops
-from funcgrad.autograd.grad_mode import no_grad
+from funcgrad.core.grad_mode import no_grad
+from funcgrad.core.tensor import Tensor
 from funcgrad.creation import Generator, rand
-from funcgrad.tensor import Tensor
 
 __all__ = ["linear", "bilinear", "relu", "leaky_relu", "elu", "gelu", "silu", "sigmoid", "tanh", "softplus",
            "softmax", "log_softmax", "dropout", "dropout2d", "batch_norm", "layer_norm", "group_norm", "embedding",

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from funcgrad import ops
+from funcgrad.core.tensor import Tensor
 from funcgrad.nn._functional_layers import log_softmax
-from funcgrad.tensor import Tensor
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"]

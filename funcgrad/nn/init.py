@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 
+from funcgrad.core.tensor import Tensor
 from funcgrad.creation import Generator, rand, randn
-from funcgrad.tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "eye_", "xavier_uniform_",
            "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "trunc_normal_", "fan_in"]

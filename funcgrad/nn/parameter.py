@@ -5,7 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad.tensor import Tensor
+from funcgrad.core.tensor import Tensor
 
 __all__ = ["Parameter", "Buffer"]
 

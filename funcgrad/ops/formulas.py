@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 
 import funcgrad.ops as F
+from funcgrad.core.structured import Structured
+from funcgrad.core.tensor import Tensor
 
 
 def pow_base_grad(g: Any, x: Any, y: Any) -> Any:
@@ -69,7 +71,10 @@ def zeros(g: Any) -> Any:
 
 
 def normalize_dims(dim: Any, ndim: int) -> tuple[int, ...]:
-    """``dim`` (None, an int or a sequence, negatives allowed) as sorted non-negative axes."""
+    """``dim`` (None, an int or a sequence, negatives allowed) as sorted non-negative axes.
+
+    A 0-d input accepts 0 and -1 as torch does, naming no axis: the result is then ``()``.
+    """
     if dim is None:
         return tuple(range(ndim))
     dims = (dim,) if isinstance(dim, int | np.integer) else tuple(dim)
@@ -78,8 +83,15 @@ def normalize_dims(dim: Any, ndim: int) -> tuple[int, ...]:
         if not -max(ndim, 1) <= d < max(ndim, 1):
             raise IndexError(f"Dimension out of range (expected to be in range of [{-max(ndim, 1)}, "
                              f"{max(ndim, 1) - 1}], but got {d})")
-        out.append(d % ndim if ndim else 0)
+        if ndim:
+            out.append(d % ndim)
     return tuple(sorted(set(out)))
+
+
+def one_dim(dim: Any, ndim: int) -> int:
+    """One dim as a non-negative index (0 for a 0-d input, as torch); IndexError (torch's message) when out
+    of range."""
+    return normalize_dims(dim, ndim)[0] if ndim else normalize_dims(dim, 1)[0]
 
 
 def unreduce(g: Any, shape: tuple[int, ...], dim: Any, keepdim: bool) -> Any:
@@ -128,10 +140,11 @@ def count(shape: tuple[int, ...], dim: Any) -> int:
 
 # ----- indexing -----
 def as_index(index: Any) -> tuple[Any, ...]:
-    """``index`` as a tuple NumPy understands: Tensors (and lists) inside it become arrays."""
+    """``index`` as a tuple NumPy understands: Tensors (and lists) inside it become arrays (a Tensor its own
+    array, which may be a traced one under ``jit``)."""
     items = index if isinstance(index, tuple) else (index,)
-    return tuple(i if i is None or i is Ellipsis or isinstance(i, slice | int | np.integer) else np.asarray(i)
-                 for i in items)
+    return tuple(i if i is None or i is Ellipsis or isinstance(i, slice | int | np.integer | np.ndarray | Structured)
+                 else i.data if isinstance(i, Tensor) else np.asarray(i) for i in items)
 
 
 def _is_basic(index: tuple[Any, ...]) -> bool:

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad.autograd.grad_mode import enable_grad, no_grad
-from funcgrad.tensor import Tensor
+from funcgrad.core.grad_mode import enable_grad, no_grad
+from funcgrad.core.tensor import Tensor
 
 __all__ = ["Optimizer"]
 

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from funcgrad.autograd.function import Function
-from funcgrad.autograd.grad_mode import is_grad_enabled
-from funcgrad.tensor import Tensor
+from funcgrad.core.grad_mode import is_grad_enabled
+from funcgrad.core.tensor import Tensor
 
 __all__ = ["BackwardHook"]
 

@@ -8,11 +8,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from funcgrad.autograd.grad_mode import is_grad_enabled, no_grad
-from funcgrad.autograd.graph import RemovableHandle, add_hook
+from funcgrad.core.grad_mode import is_grad_enabled, no_grad
+from funcgrad.core.graph import RemovableHandle, add_hook
+from funcgrad.core.tensor import Tensor
 from funcgrad.nn.modules.hooks import BackwardHook
 from funcgrad.nn.parameter import Buffer, Parameter
-from funcgrad.tensor import Tensor
 
 __all__ = ["Module"]
 

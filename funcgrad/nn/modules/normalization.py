@@ -5,10 +5,10 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.core.tensor import Tensor
 from funcgrad.nn import functional as F
 from funcgrad.nn.modules.module import Module
 from funcgrad.nn.parameter import Parameter
-from funcgrad.tensor import Tensor
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm"]
 

@@ -10,15 +10,17 @@ from typing import Any
 import numpy as np
 
 import funcgrad.ops as F
-from funcgrad.autograd.structured import copy_to_write
+from funcgrad.core.structured import copy_to_write
 from funcgrad.ops import formulas as R
 from funcgrad.ops import kernels as K
+from funcgrad.ops.inplace import inplace
 from funcgrad.ops.registry import ELEMENTWISE, NONDIFF, composite, defop, tensor_method
 
 
 # ----- index builders and checks (shared by kernels and rules) --------------------------------
 def _dim(dim: int, ndim: int) -> int:
-    return R.normalize_dims(dim, ndim)[0]
+    """One dim as a non-negative index (0 for a 0-d input); IndexError (torch's message) when out of range."""
+    return R.one_dim(dim, ndim)
 
 
 def _gather_index(x_shape: tuple[int, ...], dim: int, index: Any, src_shape: Any = None) -> tuple[np.ndarray, ...]:
@@ -250,9 +252,7 @@ tensor_method("__getitem__")(getitem)
 @tensor_method("__setitem__")
 def _setitem(self: Any, index: Any, value: Any) -> None:
     """``self[index] = value`` in place: records ``index_put`` as self's new history."""
-    from funcgrad.tensor import _inplace
-
-    _inplace(self, index_put, index, value)
+    inplace(self, index_put, index, value)
 
 
 # ----- splitting into views -------------------------------------------------------------------

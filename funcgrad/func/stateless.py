@@ -1,5 +1,8 @@
 """``functional_call``: run a module with some parameters and buffers replaced, as
-``torch.func.functional_call``, so the function transforms can differentiate with respect to them."""
+``torch.func.functional_call``, so the function transforms can differentiate with respect to them.
+
+Any object with ``funcgrad.nn.Module``'s registries (``named_modules`` and ``_parameters``/``_buffers``
+dicts) will do; this layer sits below ``funcgrad.nn`` and does not import it."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -8,13 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad.nn.modules.module import Module
-from funcgrad.tensor import Tensor
+from funcgrad.core.tensor import Tensor
 
 __all__ = ["functional_call"]
 
 
-def _stores(module: Module) -> dict[str, tuple[dict[str, Any], str]]:
+def _stores(module: Any) -> dict[str, tuple[dict[str, Any], str]]:
     """Every parameter and buffer by dotted name (shared ones under each name), with its registry and key."""
     found = {}
     for prefix, sub in module.named_modules(remove_duplicate=False):
@@ -28,7 +30,7 @@ def _stores(module: Module) -> dict[str, tuple[dict[str, Any], str]]:
 
 
 @contextmanager
-def _swapped(module: Module, values: Mapping[str, Any], tie_weights: bool, strict: bool) -> Any:
+def _swapped(module: Any, values: Mapping[str, Any], tie_weights: bool, strict: bool) -> Any:
     stores = _stores(module)
     unexpected = [k for k in values if k not in stores]
     missing = [k for k in stores if k not in values]
@@ -57,7 +59,7 @@ def _swapped(module: Module, values: Mapping[str, Any], tie_weights: bool, stric
             registry[key] = original
 
 
-def functional_call(module: Module, parameter_and_buffer_dicts: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+def functional_call(module: Any, parameter_and_buffer_dicts: Mapping[str, Any] | Sequence[Mapping[str, Any]],
                     args: Any = None, kwargs: dict[str, Any] | None = None, *, tie_weights: bool = True,
                     strict: bool = False) -> Any:
     """Call ``module(*args, **kwargs)`` with the named parameters and buffers replaced by the given values
