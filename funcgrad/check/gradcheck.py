@@ -3,6 +3,8 @@
 Slow mode compares whole Jacobians; fast mode compares ``v^T J u`` for random ``u``, ``v`` and re-runs slow mode to
 explain a failure. Beside the Jacobians: reentrancy, undefined output grads, batched grads and grad dtypes.
 Finite differences live in ``numerical.py`` and report text in ``report.py``; only the public autograd API is used.
+Complex inputs and outputs are checked in real coordinates (real and imaginary parts separately, as PyTorch's): the
+gradient of ``Re <v, out>`` that autograd returns is the row ``(d/dRe, d/dIm)`` of the real Jacobian.
 """
 from __future__ import annotations
 
@@ -13,9 +15,20 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.autograd import enable_grad
 from funcgrad.autograd import grad as autograd_grad
+from funcgrad.check.arguments import as_tuple, checked_outputs, prepare, tensor_outputs
 from funcgrad.check.forward import forward_jacobian
-from funcgrad.check.numerical import Step, auto_step, derivative_jumps, evaluate, jacobian_fd, jvp_fd
+from funcgrad.check.numerical import (
+    Step,
+    auto_step,
+    derivative_jumps,
+    evaluate,
+    jacobian_fd,
+    jvp_fd,
+    real_shape,
+    real_view,
+)
 from funcgrad.check.report import GradcheckError, Mismatch, format_mismatch
 from funcgrad.core.tensor import Tensor
 
@@ -23,6 +36,19 @@ __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
 _KINK_COLUMNS = 10  # violating input elements probed for a kink
 _BATCH = 3  # grad_outputs in the batched-grad check
+_PROJECTIONS = 2  # random grad_outputs that confirm a batched analytical Jacobian
+_ONCE = "marked with @once_differentiable"  # autograd's error when a once_differentiable backward is differentiated
+
+
+def _cotangent(v: np.ndarray, out: Tensor) -> np.ndarray:
+    """grad_outputs for ``out`` from ``v`` (..., out's real size) in real coordinates: pairs become complex."""
+    v = np.ascontiguousarray(v, dtype=out.data.real.dtype)
+    return (v.view(out.dtype) if out.dtype.kind == "c" else v).reshape(v.shape[:-1] + out.shape)
+
+
+def _size(x: Tensor) -> int:
+    """The number of real coordinates of ``x`` (two per complex element)."""
+    return x.data.size * (2 if x.dtype.kind == "c" else 1)
 
 
 @dataclass(frozen=True)
@@ -42,48 +68,6 @@ class _Options:
     input_label: Callable[[int], str] = "input {}".format
 
 
-def _as_tuple(value: Any) -> tuple[Any, ...]:
-    return tuple(value) if isinstance(value, tuple | list) else (value,)
-
-
-def _outputs(func: Callable[..., Any], inputs: Sequence[Any]) -> tuple[Tensor, ...]:
-    """The floating-point Tensor outputs of ``func``, the ones whose Jacobians are checked."""
-    return tuple(o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor) and o.dtype.kind in "fc")
-
-
-def _flatten(args: tuple[Any, ...]) -> tuple[list[Any], list[str], Callable[[Sequence[Any]], tuple[Any, ...]]]:
-    """The leaves of arguments that nest lists or tuples (``cat([a, b])``), their labels, and a rebuilder."""
-    leaves: list[Any] = []
-    labels: list[str] = []
-
-    def walk(value: Any, label: str) -> Callable[[Sequence[Any]], Any]:
-        if isinstance(value, list | tuple):
-            parts = [walk(v, f"{label}[{k}]") for k, v in enumerate(value)]
-            return lambda flat: type(value)(part(flat) for part in parts)
-        leaves.append(value)
-        labels.append(label)
-        pos = len(leaves) - 1
-        return lambda flat: flat[pos]
-
-    builders = [walk(a, f"input {i}") for i, a in enumerate(args)]
-    return leaves, labels, lambda flat: tuple(build(flat) for build in builders)
-
-
-def _prepare(func: Callable[..., Any], inputs: Any) -> tuple[Callable[..., Any], tuple[Any, ...], list[int],
-                                                               list[str]]:
-    """``func`` over flat arguments, fresh contiguous leaves for the tensors that require grad (other arguments
-    unchanged), the positions of those leaves and every argument's label."""
-    leaves, labels, rebuild = _flatten(_as_tuple(inputs))
-    prepared = tuple(Tensor(np.array(a.data, copy=True, order="C"), requires_grad=True)
-                     if isinstance(a, Tensor) and a.requires_grad else a for a in leaves)
-    indices = [i for i, a in enumerate(leaves) if isinstance(a, Tensor) and a.requires_grad]
-
-    def flat_func(*flat: Any) -> Any:
-        return func(*rebuild(flat))
-
-    return flat_func, prepared, indices, labels
-
-
 class _Run:
     """One gradcheck: the function, its prepared inputs, and the checks in the order PyTorch runs them."""
 
@@ -101,12 +85,12 @@ class _Run:
         """``v^T J`` for output ``j`` w.r.t. every checked input (zeros where unused), with shape/dtype checks."""
         out = outputs[j]
         if not out.requires_grad:
-            return [np.zeros(x.data.size) for x in self.diff]
-        grads = autograd_grad(out, self.diff, v.astype(out.dtype), retain_graph=True, allow_unused=True)
+            return [np.zeros(_size(x)) for x in self.diff]
+        grads = autograd_grad(out, self.diff, _cotangent(v.reshape(-1), out), retain_graph=True, allow_unused=True)
         rows = []
         for i, x, g in zip(self.indices, self.diff, grads):
             if g is None:
-                rows.append(np.zeros(x.data.size))
+                rows.append(np.zeros(_size(x)))
                 continue
             if g.shape != x.shape:
                 raise self.fail("shape", f"the analytical gradient of {self.opts.input_label(i)} has shape "
@@ -115,29 +99,73 @@ class _Run:
             if self.opts.check_grad_dtypes and g.dtype != x.dtype:
                 raise self.fail("dtype", f"the gradient of {self.opts.input_label(i)} has dtype {g.dtype} but "
                                 f"the input has dtype {x.dtype}; cast the gradient in the backward", j, i)
-            rows.append(np.asarray(g.data, dtype=np.float64).ravel())
+            rows.append(real_view(g.data).astype(np.float64))
         return rows
 
     def analytical(self) -> tuple[list[list[np.ndarray]], list[list[np.ndarray]]]:
-        """Autograd's Jacobians ``[j][pos]`` (out_j.size, in.size), computed twice to test reentrancy."""
-        outputs = _outputs(self.func, self.inputs)
-        runs: tuple[list[list[np.ndarray]], list[list[np.ndarray]]] = ([], [])
-        for j, out in enumerate(outputs):
-            for run in runs:
-                rows = []
-                for r in range(out.data.size):
-                    seed = np.zeros(out.data.size)
-                    seed[r] = 1.0
-                    rows.append(self.vjp(outputs, j, seed.reshape(out.shape)))
-                run.append([np.stack([row[p] for row in rows]) if rows else np.zeros((0, x.data.size))
-                            for p, x in enumerate(self.diff)])
-        return runs
+        """Autograd's Jacobians ``[j][pos]`` (out_j.size, in.size), computed twice to test reentrancy.
+
+        PyTorch runs one backward per output element, twice. Here two batched backward passes (unit seeds)
+        stand in for them when they agree within ``nondet_tol`` and a backward with random grad_outputs
+        matches their projection: then the rows are the same numbers. Otherwise, or if the backward cannot
+        batch, it is row by row, so the verdict never depends on batching.
+        """
+        outputs = tensor_outputs(self.func, self.inputs)
+        first, second = [], []
+        for j in range(len(outputs)):
+            batched = self.batched_jacobian(outputs, j)
+            first.append(batched if batched is not None else self.rows(outputs, j))
+            second.append(batched if batched is not None else self.rows(outputs, j))
+        return first, second
+
+    def batched_jacobian(self, outputs: Sequence[Tensor], j: int) -> list[np.ndarray] | None:
+        """The blocks of output ``j`` by batched backward passes, or None unless they reproduce a row loop."""
+        one, two = self.batched_rows(outputs, j), self.batched_rows(outputs, j)
+        if one is None or two is None or any(np.any(np.abs(a - b) > self.opts.nondet_tol) for a, b in zip(one, two)):
+            return None
+        tol = 1e4 * float(np.finfo(outputs[j].dtype).eps)
+        rng = np.random.default_rng(1)
+        for _ in range(_PROJECTIONS):
+            v = rng.standard_normal(_size(outputs[j]))
+            for row, block in zip(self.vjp(outputs, j, v), one):
+                if np.any(np.abs(row - v.ravel() @ block) > tol * (np.abs(v.ravel()) @ np.abs(block) + 1e-30)):
+                    return None
+        return one
+
+    def rows(self, outputs: Sequence[Tensor], j: int) -> list[np.ndarray]:
+        """The Jacobian blocks of output ``j``, one backward per output element."""
+        size = _size(outputs[j])
+        rows = [self.vjp(outputs, j, seed) for seed in np.eye(size)]
+        return [np.stack([row[p] for row in rows]) if rows else np.zeros((0, _size(x)))
+                for p, x in enumerate(self.diff)]
+
+    def batched_rows(self, outputs: Sequence[Tensor], j: int) -> list[np.ndarray] | None:
+        """The Jacobian blocks of output ``j`` by one batched backward, or None if the backward cannot batch."""
+        out = outputs[j]
+        if not out.requires_grad or not out.data.size:
+            return None
+        size = _size(out)
+        seeds = _cotangent(np.eye(size), out)
+        try:
+            grads = autograd_grad(out, self.diff, seeds, retain_graph=True, allow_unused=True,
+                                  is_grads_batched=True)
+        except Exception:  # any failure to batch: the row-by-row run decides
+            return None
+        blocks = []
+        for x, g in zip(self.diff, grads):
+            if g is None:
+                blocks.append(np.zeros((size, _size(x))))
+            elif g.shape != (size, *x.shape):
+                return None
+            else:
+                blocks.append(real_view(g.data).astype(np.float64).reshape(size, -1))
+        return blocks
 
     def causes(self, i: int, j: int, numerical: np.ndarray, analytical: np.ndarray, second: np.ndarray,
                jumps: list[str]) -> list[str]:
         """Likely causes of a mismatch of output ``j`` w.r.t. input ``i``, most likely first."""
         causes = list(jumps)
-        outputs = _outputs(self.func, self.inputs)
+        outputs = tensor_outputs(self.func, self.inputs)
         if j < len(outputs) and not outputs[j].requires_grad:
             causes.append(f"{self.opts.output_label(j)} does not require grad: it was computed outside autograd "
                           "(a once_differentiable or NumPy backward, no_grad, or mark_non_differentiable)")
@@ -161,7 +189,7 @@ class _Run:
             causes.append("func modifies its inputs in place (an in-place forward without mark_dirty?), so the "
                           "finite differences are taken around moving inputs")
         x = self.inputs[i]
-        if x.dtype != np.float64 and self.opts.eps != "auto":
+        if x.dtype not in (np.float64, np.complex128) and self.opts.eps != "auto":
             causes.append(f"{self.opts.input_label(i)} is {x.dtype}: finite differences lose most of its digits "
                           "(use float64 inputs or eps='auto')")
         return causes
@@ -169,21 +197,22 @@ class _Run:
     def kink_jumps(self, i: int, j: int, bad_columns: np.ndarray) -> list[str]:
         """Describe the violating input elements whose finite-difference stencil straddles a kink."""
         x = self.inputs[i]
-        steps = auto_step(x.data.ravel()) if self.opts.eps == "auto" else None
+        flat = real_view(x.data)
+        steps = auto_step(flat) if self.opts.eps == "auto" else None
         found = []
         for k in bad_columns[:_KINK_COLUMNS]:
             h = float(steps[k]) if steps is not None else float(self.opts.eps)
             jump = derivative_jumps(self.func, self.inputs, i, int(k), h)[j]
             if np.abs(jump).max(initial=0) > self.opts.atol:
-                coords = tuple(int(c) for c in np.unravel_index(k, x.shape))
-                found.append(f"{self.opts.input_label(i)} at {coords} = {x.data.ravel()[k]:.6g} is within "
+                coords = tuple(int(c) for c in np.unravel_index(k, real_shape(x)))
+                found.append(f"{self.opts.input_label(i)} at {coords} = {flat[k]:.6g} is within "
                              f"{h:.3g} of a kink: the derivative jumps by {np.abs(jump).max():.3g} there")
         return found
 
     def slow(self) -> None:
         """Compare every Jacobian block, then check reentrancy."""
         analytical, second = self.analytical()
-        out_shapes = [o.shape for o in _outputs(self.func, self.inputs)]
+        out_shapes = [real_shape(o) for o in tensor_outputs(self.func, self.inputs)]
         for pos, i in enumerate(self.indices):
             numerical, errors = jacobian_fd(self.func, self.inputs, i, self.opts.eps)
             for j, (num, err) in enumerate(zip(numerical, errors)):
@@ -195,7 +224,7 @@ class _Run:
                 columns = np.unique(np.nonzero(bad)[1])
                 jumps = self.kink_jumps(i, j, columns)
                 m = Mismatch(self.opts.output_label(j), self.opts.input_label(i), num, ana, allowed,
-                             out_shapes[j], self.inputs[i].shape,
+                             out_shapes[j], real_shape(self.inputs[i]),
                              self.causes(i, j, num, ana, second[j][pos], jumps))
                 kink = len(jumps) == min(len(columns), _KINK_COLUMNS)
                 raise self.fail("kink" if kink else "jacobian", format_mismatch(
@@ -206,7 +235,7 @@ class _Run:
     def forward_mode(self, against_reverse: bool) -> None:
         """Forward mode's Jacobians against finite differences and, if checked too, reverse mode's."""
         reverse = self.analytical()[0] if against_reverse else None
-        out_shapes = [o.shape for o in _outputs(self.func, self.inputs)]
+        out_shapes = [real_shape(o) for o in tensor_outputs(self.func, self.inputs)]
         for pos, i in enumerate(self.indices):
             numerical, errors = jacobian_fd(self.func, self.inputs, i, self.opts.eps)
             for j, (num, err, fwd) in enumerate(zip(numerical, errors, forward_jacobian(self.func, self.inputs, i))):
@@ -214,7 +243,7 @@ class _Run:
                 if not np.all(np.abs(fwd - num) <= allowed):
                     raise self.fail("forward AD", format_mismatch(Mismatch(
                         self.opts.output_label(j), self.opts.input_label(i), num, fwd, allowed, out_shapes[j],
-                        self.inputs[i].shape), "Forward-mode Jacobian (JVP) mismatch"), j, i)
+                        real_shape(self.inputs[i])), "Forward-mode Jacobian (JVP) mismatch"), j, i)
                 if reverse is not None and not np.allclose(fwd, reverse[j][pos], self.opts.rtol, self.opts.atol):
                     raise self.fail("forward AD", f"Forward and reverse mode disagree for {self.opts.output_label(j)} "
                                     f"w.r.t. {self.opts.input_label(i)} (max difference "
@@ -235,10 +264,10 @@ class _Run:
 
     def fast(self) -> None:
         """Compare ``v^T J u`` numerically and analytically; on failure re-run slow mode to explain it."""
-        outputs = _outputs(self.func, self.inputs)
-        us = [self.unit(x.data.size) for x in self.diff]
-        vs = [self.unit(o.data.size) for o in outputs]
-        runs = [[self.vjp(outputs, j, v.reshape(o.shape)) for j, (o, v) in enumerate(zip(outputs, vs))]
+        outputs = tensor_outputs(self.func, self.inputs)
+        us = [self.unit(_size(x)) for x in self.diff]
+        vs = [self.unit(_size(o)) for o in outputs]
+        runs = [[self.vjp(outputs, j, v) for j, v in enumerate(vs)]
                 for _ in range(2)]
         for pos, (i, u) in enumerate(zip(self.indices, us)):
             jvps, errors = jvp_fd(self.func, self.inputs, i, u, self.opts.eps)
@@ -253,6 +282,22 @@ class _Run:
         self.reentrant([[np.atleast_1d(r[p] @ u) for p, u in enumerate(us)] for r in runs[0]],
                        [[np.atleast_1d(r[p] @ u) for p, u in enumerate(us)] for r in runs[1]])
 
+    def no_differentiable_outputs(self) -> None:
+        """No output requires grad: as PyTorch, the numerical gradient must then be zero."""
+        for pos, i in enumerate(self.indices):
+            if self.opts.fast_mode:
+                numerical = jvp_fd(self.func, self.inputs, i, self.unit(_size(self.diff[pos])), self.opts.eps)[0]
+            else:
+                numerical = jacobian_fd(self.func, self.inputs, i, self.opts.eps)[0]
+            for j, num in enumerate(numerical):
+                if np.abs(num).max(initial=0.0) > self.opts.nondet_tol:
+                    raise self.fail("no differentiable outputs", "Numerical gradient for function expected to be "
+                                    f"zero: no output requires grad, yet {self.opts.output_label(j)} changes with "
+                                    f"{self.opts.input_label(i)} (by up to {np.abs(num).max():.3g} per unit). The "
+                                    f"{'backward' if self.opts.order else 'function'} is computed outside autograd "
+                                    "(NumPy on .data, detach(), no_grad): write it with funcgrad operations"
+                                    f"{', or mark it once_differentiable' if self.opts.order else ''}.", j, i)
+
     def unit(self, n: int) -> np.ndarray:
         """A random unit vector of length ``n`` (empty for n = 0)."""
         u = self.rng.standard_normal(n)
@@ -260,10 +305,10 @@ class _Run:
 
     def undefined_grad(self) -> None:
         """Zero or undefined output grads must give zero or None input grads, without crashing."""
-        n_out = sum(o.requires_grad for o in _outputs(self.func, self.inputs))
+        n_out = sum(o.requires_grad for o in tensor_outputs(self.func, self.inputs))
         cases = [None] + (list(range(n_out)) if n_out > 1 else [])
         for left_out in cases:
-            outputs = [o for o in _outputs(self.func, self.inputs) if o.requires_grad]
+            outputs = [o for o in tensor_outputs(self.func, self.inputs) if o.requires_grad]
             chosen = [o for k, o in enumerate(outputs) if k != left_out]
             what = ("every output grad is zero" if left_out is None else
                     f"the grad of differentiable output {left_out} is undefined and the others are zero")
@@ -282,21 +327,21 @@ class _Run:
 
     def batched(self) -> None:
         """``grad(..., is_grads_batched=True)`` must agree with a loop over the batch."""
-        outputs = _outputs(self.func, self.inputs)
+        outputs = tensor_outputs(self.func, self.inputs)
         for j, out in enumerate(outputs):
             if not out.requires_grad:
                 continue
-            vs = self.rng.standard_normal((_BATCH, *out.shape))
+            vs = self.rng.standard_normal((_BATCH, _size(out)))
             looped = [self.vjp(outputs, j, v) for v in vs]
             try:
-                grads = autograd_grad(out, self.diff, vs.astype(out.dtype), retain_graph=True, allow_unused=True,
+                grads = autograd_grad(out, self.diff, _cotangent(vs, out), retain_graph=True, allow_unused=True,
                                       is_grads_batched=True)
             except Exception as exc:
                 raise self.fail("batched", f"While computing batched gradients of {self.opts.output_label(j)}, "
                                 f"got {type(exc).__name__}: {exc}", j) from exc
             for pos, (i, g) in enumerate(zip(self.indices, grads)):
-                got = np.zeros((_BATCH, self.diff[pos].data.size)) if g is None else np.asarray(
-                    g.data, dtype=np.float64).reshape(_BATCH, -1)
+                got = np.zeros((_BATCH, _size(self.diff[pos]))) if g is None else real_view(
+                    g.data).astype(np.float64).reshape(_BATCH, -1)
                 want = np.stack([row[pos] for row in looped])
                 tol = 1e-7 if self.diff[pos].dtype == np.float64 else 1e-4
                 if got.shape != want.shape or not np.allclose(got, want, rtol=tol, atol=tol):
@@ -315,27 +360,31 @@ def _run(func: Callable[..., Any], prepared: tuple[Any, ...], indices: list[int]
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none did; "
                          "pass inputs created with requires_grad=True")
     for i in indices:
-        if prepared[i].dtype != np.float64 and opts.eps != "auto":
+        if prepared[i].dtype not in (np.float64, np.complex128) and opts.eps != "auto":
             warnings.warn(f"{opts.input_label(i)} requires grad and is {prepared[i].dtype}, not float64: a central "
                           f"difference with eps={opts.eps} keeps only about log10(eps / machine eps) significant "
                           "digits, so even a correct backward will likely fail. Use float64 inputs, or eps='auto' "
                           "to choose the step per dtype.", UserWarning, stacklevel=3)
-    run = _Run(func, prepared, indices, opts)
+    checked, differentiable = checked_outputs(func, prepared)
+    run = _Run(checked, prepared, indices, opts)
     try:
         try:
-            if check_backward_ad:
+            if not differentiable:
+                run.no_differentiable_outputs()
+            elif check_backward_ad:
                 run.fast() if opts.fast_mode else run.slow()
             if check_forward_ad:
                 run.forward_mode(against_reverse=check_backward_ad)
         except RuntimeError as exc:
-            if not opts.order or "once_differentiable" not in str(exc):
+            # only autograd's own refusal; a GradcheckError naming once_differentiable as a cause is a failure
+            if not opts.order or isinstance(exc, GradcheckError) or _ONCE not in str(exc):
                 raise
             raise run.fail("once_differentiable", "The backward is marked once_differentiable, so it cannot be "
                            "differentiated and second derivatives are unavailable. Write it with funcgrad "
                            "operations (and drop the decorator) to support them.") from exc
-        if opts.check_undefined_grad:
+        if opts.check_undefined_grad and differentiable:
             run.undefined_grad()
-        if opts.check_batched_grad:
+        if opts.check_batched_grad and differentiable:
             run.batched()
     except GradcheckError:
         if raise_exception:
@@ -381,7 +430,7 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: Step = 1e-6, atol: 
         >>> fg.check.gradcheck(fg.sin, (x,))
         True
     """
-    flat_func, prepared, indices, labels = _prepare(func, inputs)
+    flat_func, prepared, indices, labels = prepare(func, inputs)
     opts = _Options(eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes, check_batched_grad,
                     fast_mode, input_label=labels.__getitem__)
     return _run(flat_func, prepared, indices, opts, raise_exception, check_forward_ad, check_backward_ad)
@@ -416,19 +465,25 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
         >>> fg.check.gradgradcheck(fg.tanh, (x,))
         True
     """
-    flat_func, prepared, indices, labels = _prepare(func, inputs)
+    flat_func, prepared, indices, labels = prepare(func, inputs)
+    checked, differentiable = checked_outputs(flat_func, prepared)
+    first_opts = _Options(eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes, check_batched_grad,
+                          fast_mode, input_label=labels.__getitem__)
+    if not differentiable:  # no first derivative to differentiate: the function must be constant, as PyTorch
+        return _run(flat_func, prepared, indices, first_opts, raise_exception, False, True)
     if grad_outputs is None:
         rng = np.random.default_rng(0)
-        gos = tuple(Tensor(rng.standard_normal(o.shape).astype(o.dtype), requires_grad=True)
-                    for o in _outputs(flat_func, prepared))
+        gos = tuple(Tensor(_cotangent(rng.standard_normal(_size(o)), o), requires_grad=True)
+                    for o in tensor_outputs(checked, prepared))
     else:
-        gos = _as_tuple(grad_outputs)
+        gos = as_tuple(grad_outputs)
     n = len(prepared)
 
+    @enable_grad()
     def first_order(*args: Any) -> tuple[Tensor, ...]:
-        outs = _outputs(flat_func, args[:n])
+        # grad mode on even while the finite differences evaluate it: the first-order graph is what it measures
         diff = [args[i] for i in indices]
-        used = [(o, g) for o, g in zip(outs, args[n:]) if o.requires_grad]
+        used = [(o, g) for o, g in zip(tensor_outputs(checked, args[:n]), args[n:]) if o.requires_grad]
         grads = autograd_grad([o for o, _ in used], diff, [g for _, g in used], create_graph=True,
                               allow_unused=True) if used else (None,) * len(diff)
         return tuple(g if g is not None else Tensor(np.zeros(d.shape, d.dtype)) for g, d in zip(grads, diff))

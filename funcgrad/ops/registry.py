@@ -20,8 +20,8 @@ import numpy as np
 from funcgrad.ops.calls import as_view_op, make_op, make_sequence_op
 from funcgrad.ops.nodes import node_class
 
-__all__ = ["defop", "nondiff", "composite", "tensor_method", "NONDIFF", "LINEAR", "ELEMENTWISE", "OPS",
-           "COMPOSITES", "METHODS", "OpSpec"]
+__all__ = ["defop", "nondiff", "composite", "tensor_method", "allow_complex", "NONDIFF", "LINEAR", "ELEMENTWISE",
+           "OPS", "COMPOSITES", "METHODS", "OpSpec"]
 
 
 class _Marker:
@@ -58,6 +58,8 @@ class OpSpec:
         self.sequence = sequence
         self.multi_output = multi_output
         self.jvp = jvp
+        self.complex = False  # its rules hold for complex values (set by allow_complex)
+        self.taylor: Callable[..., Any] | None = None  # the Taylor-mode rule, from ops/taylor.py
         self.plain: Callable[..., Any] = kernel  # the op function without the dispatch check, set by defop
         self.tensor_positions = tuple(params.index(p) for p in rules)
         self.differentiable = any(r is not NONDIFF for r in rules.values())
@@ -139,6 +141,13 @@ def _parameters(name: str, kernel: Callable[..., Any], rules: dict[str, Any]) ->
     return params, defaults
 
 
+def _signature(params: tuple[str, ...], defaults: tuple[Any, ...]) -> inspect.Signature:
+    """The op's public signature: the forward's parameters, with their defaults."""
+    return inspect.Signature([inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                default=inspect.Parameter.empty if d is _REQUIRED else d)
+                              for p, d in zip(params, defaults)])
+
+
 def defop(name: str, kernel: Callable[..., Any], *, jvp: Any = None, sequence: str | None = None,
           multi_output: bool = False, view: bool = False, **rules: Any) -> Callable[..., Any]:
     """Register an op and return its public function.
@@ -167,6 +176,7 @@ def defop(name: str, kernel: Callable[..., Any], *, jvp: Any = None, sequence: s
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"Elementwise {name} (NumPy's {kernel.__name__})." if isinstance(kernel, np.ufunc)
                   else kernel.__doc__)
+    fn.__signature__ = _signature(params, defaults)  # type: ignore[attr-defined]  # what help() shows
     fn.spec = spec  # type: ignore[attr-defined]
     return fn
 
@@ -185,6 +195,14 @@ def composite(fn: Callable[..., Any]) -> Callable[..., Any]:
         raise ValueError(f"'{fn.__name__}' is registered twice")
     COMPOSITES[fn.__name__] = fn
     return fn
+
+
+def allow_complex(*ops: Callable[..., Any]) -> None:
+    """Declare that the rules of ``ops`` hold for complex values, with PyTorch's convention (the gradient of
+    a real loss is its conjugate Wirtinger derivative: ``g * conj(f'(z))`` for holomorphic ``f``). Any other
+    op refuses to record a gradient for complex values rather than give a wrong one."""
+    for op in ops:
+        op.spec.complex = True  # type: ignore[attr-defined]
 
 
 def tensor_method(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
