@@ -155,6 +155,8 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
     def record(args: tuple[Any, ...], out: Any) -> Any:
         if out.dtype.kind not in "fc":
             return Tensor._wrap(out)  # integer or bool results carry no gradient
+        if not spec.complex:
+            refuse_complex(spec, args, out)
         node = new(node_class)
         node.sequence_nr = next_sequence_nr()
         node._hooks = None
