@@ -22,12 +22,13 @@ from funcgrad.creation import __all__ as _creation_all
 from funcgrad.tensor import Tensor, _install_methods
 
 _install_methods()
+from funcgrad import numpy  # noqa: E402  (its array-API hook goes on the finished Tensor)
 
 # the table's linalg_* entries are public as funcgrad.linalg.<torch name>, not at the top level
 _ops_all = [name for name in _ops.__all__ if not name.startswith("linalg_")]
 globals().update({name: getattr(_ops, name) for name in _ops_all})
 
-__all__ = ["Tensor", "autograd", "check", "func", "functional", "linalg", "optimize",
+__all__ = ["Tensor", "autograd", "check", "func", "functional", "linalg", "numpy", "optimize",
             "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", *_creation_all, *_ops_all]
 __version__ = "0.1.0"
