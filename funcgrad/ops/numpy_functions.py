@@ -213,7 +213,8 @@ def kron(a: Any, b: Any) -> Any:
     n = max(_ndim(a), _ndim(b))
     sa, sb = (1,) * (n - _ndim(a)) + np.shape(_data(a)), (1,) * (n - _ndim(b)) + np.shape(_data(b))
     # a: (s0, 1, s1, 1, ...) times b: (1, t0, 1, t1, ...) -> (s0, t0, s1, t1, ...) -> (s0 t0, s1 t1, ...)
-    product = F.mul(F.reshape(a, tuple(d for s in sa for d in (s, 1))), F.reshape(b, tuple(d for t in sb for d in (1, t))))
+    spread_a = F.reshape(a, tuple(d for s in sa for d in (s, 1)))
+    product = F.mul(spread_a, F.reshape(b, tuple(d for t in sb for d in (1, t))))
     return F.reshape(product, tuple(s * t for s, t in zip(sa, sb)))
 
 
@@ -418,7 +419,8 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = np._NoValue, append:
         if value is not np._NoValue:
             shape = list(np.shape(_data(a)))
             shape[ax] = 1
-            pieces.insert(at * len(pieces), value if _ndim(value) == len(shape) else F.broadcast_to(value, tuple(shape)))
+            edge = value if _ndim(value) == len(shape) else F.broadcast_to(value, tuple(shape))
+            pieces.insert(at * len(pieces), edge)
     if len(pieces) > 1:
         a = F.cat(pieces, ax)
     lead = (slice(None),) * ax

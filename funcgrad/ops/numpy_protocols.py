@@ -179,9 +179,10 @@ def fill(self: Tensor, value: Any) -> None:
 
 
 def transpose(self: Tensor, *axes: Any) -> Tensor:
-    """NumPy's ``a.transpose()`` / ``a.transpose(axes)`` / ``a.transpose(*axes)`` (a permutation), or
-    torch's ``t.transpose(dim0, dim1)`` (a swap) when two dims are given for other than 2-D tensors."""
-    if len(axes) == 2 and self.data.ndim != 2 and all(isinstance(a, int) for a in axes):
+    """NumPy's ``a.transpose()`` / ``a.transpose(axes)`` / ``a.transpose(*axes)`` (a permutation), except
+    that two ints are torch's ``t.transpose(dim0, dim1)`` (a swap; NumPy's 2-D ``a.transpose(0, 1)`` is the
+    identity, hardly written on purpose)."""
+    if len(axes) == 2 and all(isinstance(a, int) for a in axes):
         return F.transpose(self, *axes)
     if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], tuple | list)):
         axes = tuple(axes[0]) if axes[0] is not None else ()
@@ -234,7 +235,8 @@ def install() -> None:
     Tensor.__array_ufunc__ = array_ufunc  # type: ignore[attr-defined]
     Tensor.__array_function__ = array_function  # type: ignore[attr-defined]
     Tensor.size = property(size)  # type: ignore[assignment,method-assign]
-    for name, fn in {"astype": astype, "ravel": ravel, "copy": copy, "fill": fill, "dot": dot,
-                     "transpose": transpose, "swapaxes": swapaxes, "clip": clip, "any": any_, "all": all_,
-                     "repeat": _repeat(Tensor.repeat), "max": _extreme(F.max, F.amax), "min": _extreme(F.min, F.amin)}.items():
+    methods = {"astype": astype, "ravel": ravel, "copy": copy, "fill": fill, "dot": dot, "transpose": transpose,
+               "swapaxes": swapaxes, "clip": clip, "any": any_, "all": all_, "repeat": _repeat(Tensor.repeat),
+               "max": _extreme(F.max, F.amax), "min": _extreme(F.min, F.amin)}
+    for name, fn in methods.items():
         setattr(Tensor, name, fn)
