@@ -28,6 +28,15 @@ def test_unpack_dual_returns_primal_and_tangent() -> None:
     assert fwAD.unpack_dual(primal).tangent is None
 
 
+def test_make_dual_casts_a_narrower_tangent_to_the_primal_dtype() -> None:
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(fg.tensor(X0), np.array([0.1, 0.2, 0.3], np.float32))
+        assert fwAD.unpack_dual(dual).tangent.dtype == np.float64
+        assert fwAD.unpack_dual(dual * 3.0).tangent.dtype == np.float64  # as torch: tangents compute in float64
+        wide = fwAD.make_dual(fg.tensor(X0.astype(np.float32)), np.ones(3))
+        assert fwAD.unpack_dual(wide).tangent.dtype == np.float64  # a wider tangent is kept, as torch
+
+
 def test_make_dual_checks_the_tangent_shape() -> None:
     with fwAD.dual_level(), pytest.raises(ValueError, match="different size"):
         fwAD.make_dual(fg.tensor(X0), np.ones(4))

@@ -172,6 +172,9 @@ def make_dual(tensor: Tensor, tangent: Any, *, level: int | None = None) -> Tens
     if tensor.dtype.kind not in "fc" or tangent.dtype.kind not in "fc":
         raise ValueError(f"make_dual expects floating point primal and tangent, got {tensor.dtype} and "
                          f"{tangent.dtype}")
+    wider = np.result_type(tensor.dtype, tangent.dtype)
+    if wider != tangent.dtype and type(tangent.data) is np.ndarray:
+        tangent = tangent.to(wider)  # a float32 tangent of a float64 primal computes in float64, as torch
     if tangent.shape != tensor.shape and tangent.shape[1:] != tensor.shape:
         raise ValueError(f"Trying to set a forward gradient that has a different size than that of the original "
                          f"Tensor: tangent shape {tangent.shape} vs primal shape {tensor.shape} (a batch of "

@@ -9,7 +9,8 @@ derivative workloads (a Hessian-vector product, a Jacobian) cost close to the ha
 NumPy they amount to.
 
 What a recording cannot reproduce, it does not: a function that reads input values into Python
-(``if x.sum() > 0``) gets those reads guarded, and a replay that meets a different value runs the
+(``if x.sum() > 0``), or the shape of an array whose shape depends on values (``len(x[x > 0])``,
+``np.unique(x).shape``), gets those reads guarded, and a replay that meets a different value runs the
 function normally instead (with a warning, once); a function whose arrays leave NumPy (SciPy's
 LAPACK wrappers, ``np.asarray`` of a traced array) or that writes into its inputs is not recorded
 and always runs normally. Every call's result is exactly what calling the function gives.

@@ -7,6 +7,7 @@ from funcgrad.ops.derivatives.elementwise import *  # noqa: F403
 from funcgrad.ops.derivatives.indexing import *  # noqa: F403
 from funcgrad.ops.derivatives.linalg import *  # noqa: F403
 from funcgrad.ops.derivatives.linear import *  # noqa: F403
+from funcgrad.ops.derivatives.nn import *  # noqa: F403
 from funcgrad.ops.derivatives.reduction import *  # noqa: F403
 from funcgrad.ops.derivatives.shape import *  # noqa: F403
 from funcgrad.ops.derivatives.views import *  # noqa: F403
