@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad.autograd.structured import Structured
-from funcgrad.tensor import Tensor
+from funcgrad.core.structured import Structured
+from funcgrad.core.tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "eye", "arange",
            "linspace", "rand", "randn", "zeros_like", "ones_like", "full_like", "empty_like", "rand_like",

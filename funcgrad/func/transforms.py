@@ -3,7 +3,7 @@
 ``_reverse`` runs the function with its differentiated leaves tracked for reverse mode and
 ``_pull`` sends cotangents (one, or a batch of them in one pass) back; ``_push`` runs it once under
 forward mode with a tangent (or a batch of tangents) per leaf. Argument handling (argnums, has_aux,
-pytrees, NumPy in and out) is ``funcgrad.functional._argnums.Call``'s job, not this module's.
+pytrees, NumPy in and out) is ``funcgrad.func._argnums.Call``'s job, not this module's.
 Transforms compose (``hessian`` is ``jacfwd(jacrev(f))``): called on Tensors that require grad or
 carry tangents, a transform keeps the graph so an outer transform can differentiate its result.
 """
@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 
 from funcgrad.autograd import forward_ad
-from funcgrad.autograd.grad_mode import enable_grad
-from funcgrad.functional._argnums import Argnums, Call
+from funcgrad.core.grad_mode import enable_grad
+from funcgrad.core.tensor import Tensor
+from funcgrad.func._argnums import Argnums, Call
 from funcgrad.functional._core import basis, grad_or_none, jacobian_blocks, tangent, zeros_for
 from funcgrad.ops import alias
-from funcgrad.tensor import Tensor
 
 __all__ = ["grad", "value_and_grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize"]
 

@@ -23,8 +23,8 @@ from typing import Any
 import numpy
 
 from funcgrad import ops
+from funcgrad.core.tensor import Tensor
 from funcgrad.numpy import linalg
-from funcgrad.tensor import Tensor
 
 __all__ = ["array", "asarray", "asanyarray", "linalg"]
 

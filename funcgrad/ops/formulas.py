@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 import funcgrad.ops as F
-from funcgrad.autograd.structured import Structured
-from funcgrad.tensor import Tensor
+from funcgrad.core.structured import Structured
+from funcgrad.core.tensor import Tensor
 
 
 def pow_base_grad(g: Any, x: Any, y: Any) -> Any:

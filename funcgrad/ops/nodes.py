@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from funcgrad.autograd.graph import Node
+from funcgrad.core.graph import Node
 
 if TYPE_CHECKING:
     from funcgrad.ops.registry import OpSpec
@@ -40,8 +40,8 @@ class _OpNode(Node):
         gradients: a rule skips its terms, so e.g. eigh's values alone never divide by eigenvalue gaps)."""
         return tuple(grad_outputs) if self._spec.multi_output else grad_outputs[0]
 
-    def apply(self, grad_outputs: list[Any], create_graph: bool) -> list[Any]:
-        values = self.unpack_saved(create_graph) if self._saved else ()
+    def apply(self, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
+        values = self.unpack_saved(as_tensors) if self._saved else ()
         g = self._gradient(grad_outputs)
         grads = []
         for (rule, slot, idx), (edge, _) in zip(self._rules, self.next_functions):
@@ -63,8 +63,8 @@ class _SequenceOpNode(_OpNode):
 
     __slots__ = ()
 
-    def apply(self, grad_outputs: list[Any], create_graph: bool) -> list[Any]:
-        values = self.unpack_saved(create_graph) if self._saved else ()
+    def apply(self, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
+        values = self.unpack_saved(as_tensors) if self._saved else ()
         g = self._gradient(grad_outputs)
         (rule, slot, idx), = self._rules
         if not callable(rule):

@@ -16,8 +16,20 @@ from typing import Any
 import numpy as np
 
 import funcgrad.ops as F
-from funcgrad import linalg
-from funcgrad.tensor import Tensor
+from funcgrad.core.tensor import Tensor
+from funcgrad.ops.derivatives.linalg import (
+    linalg_cholesky,
+    linalg_det,
+    linalg_eigh,
+    linalg_inv,
+    linalg_pinv,
+    linalg_qr,
+    linalg_slogdet,
+    linalg_solve,
+    linalg_svd,
+    linalg_svdvals,
+)
+from funcgrad.ops.linalg_norms import norm as linalg_norm
 
 __all__ = ["FUNCTIONS", "dot"]
 
@@ -530,13 +542,13 @@ for _make in (np.zeros_like, np.ones_like, np.empty_like, np.full_like):
 @implements(np.linalg.norm)
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002
     """``np.linalg.norm``."""
-    return linalg.norm(x, ord, axis, keepdims)
+    return linalg_norm(x, ord, axis, keepdims)
 
 
 @implements(np.linalg.eigh)
 def eigh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
     """``np.linalg.eigh`` (of the lower triangle's symmetric matrix, as NumPy)."""
-    return linalg.eigh(a if UPLO == "L" else F.transpose(a, -2, -1))
+    return linalg_eigh(a if UPLO == "L" else F.transpose(a, -2, -1))
 
 
 @implements(np.linalg.eigvalsh)
@@ -548,7 +560,7 @@ def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
 @implements(np.linalg.svd)
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False) -> Any:
     """``np.linalg.svd``."""
-    return linalg.svd(a, full_matrices) if compute_uv else linalg.svdvals(a)
+    return linalg_svd(a, full_matrices) if compute_uv else linalg_svdvals(a)
 
 
 @implements(np.linalg.qr)
@@ -556,13 +568,13 @@ def qr(a: Any, mode: str = "reduced") -> Any:
     """``np.linalg.qr`` in its 'reduced' mode."""
     if mode != "reduced":
         raise TypeError("np.linalg.qr on Tensors supports mode='reduced' only")
-    return linalg.qr(a)
+    return linalg_qr(a)
 
 
 @implements(np.linalg.cholesky)
 def cholesky(a: Any, /, *, upper: bool = False) -> Any:
     """``np.linalg.cholesky``."""
-    L = linalg.cholesky(a)  # noqa: N806
+    L = linalg_cholesky(a)  # noqa: N806
     return F.transpose(L, -2, -1) if upper else L
 
 
@@ -570,11 +582,11 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Any:
 def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = np._NoValue) -> Any:
     """``np.linalg.pinv``."""
     tol = rtol if rtol is not np._NoValue else rcond
-    return linalg.pinv(a, rtol=tol, hermitian=hermitian)
+    return linalg_pinv(a, rtol=tol, hermitian=hermitian)
 
 
-for _np_fn, _fn in ((np.linalg.inv, linalg.inv), (np.linalg.det, linalg.det), (np.linalg.slogdet, linalg.slogdet),
-                    (np.linalg.solve, linalg.solve)):
+for _np_fn, _fn in ((np.linalg.inv, linalg_inv), (np.linalg.det, linalg_det),
+                    (np.linalg.slogdet, linalg_slogdet), (np.linalg.solve, linalg_solve)):
     FUNCTIONS[_np_fn] = _fn
 
 # ----- no derivative: NumPy's own results on the data -----------------------------------------------------

@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 
 import funcgrad.ops as F
+from funcgrad.core.tensor import Tensor
+from funcgrad.ops.inplace import inplace
 from funcgrad.ops.numpy_functions import FUNCTIONS, dot
-from funcgrad.tensor import Tensor, _inplace
 
 __all__ = ["UFUNCS", "install"]
 
@@ -118,7 +119,7 @@ def _into(out: Any, op: Callable[..., Any], args: tuple[Any, ...], dtype: Any) -
         return _cast(op(*[old if a is target else a for a in operands]), dtype)
 
     compute.__name__ = getattr(op, "__name__", "out")
-    return _inplace(target, compute, *args)
+    return inplace(target, compute, *args)
 
 
 # ----- __array_function__ ---------------------------------------------------------------------------------
@@ -175,7 +176,7 @@ def copy(self: Tensor, order: str = "C") -> Tensor:
 
 def fill(self: Tensor, value: Any) -> None:
     """Fill with ``value`` in place (NumPy's ``a.fill``; torch's ``fill_``)."""
-    _inplace(self, F.fill, value)
+    inplace(self, F.fill, value)
 
 
 def transpose(self: Tensor, *axes: Any) -> Tensor:

@@ -14,8 +14,8 @@ import funcgrad.functional as F
 from funcgrad import func as ff
 from funcgrad.autograd import forward_ad as fwAD
 from funcgrad.autograd.profiler import profile
-from funcgrad.func.program import Program
-from funcgrad.func.tracing import Recorder
+from funcgrad.func.compiler.program import Program
+from funcgrad.func.compiler.tracing import Recorder
 from tests.budget import examples
 
 

@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad.autograd.structured import Structured, dense_copy
-from funcgrad.func.program import Guard, Program, Slot
+from funcgrad.core.structured import Structured, dense_copy
+from funcgrad.func.compiler.program import Guard, Program, Slot
 
 __all__ = ["Traced", "Recorder", "active_recorder", "overlapping"]
 
