@@ -8,7 +8,8 @@ Example:
 """
 from funcgrad.func.compiler import jit
 from funcgrad.func.jet import directional_derivative, jet, nth_derivative
+from funcgrad.func.stateless import functional_call
 from funcgrad.func.transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
 
 __all__ = ["grad", "value_and_grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize", "jit",
-           "jet", "nth_derivative", "directional_derivative"]
+           "jet", "nth_derivative", "directional_derivative", "functional_call"]
