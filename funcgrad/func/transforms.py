@@ -79,8 +79,19 @@ def _check_scalar(call: Call, outs: Sequence[Tensor]) -> None:
     if outs[0].shape != ():
         raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {outs[0].shape}. "
                         "Use jacrev or vjp for non-scalar outputs (or sum the output)")
+    if outs[0].dtype.kind == "c":
+        raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {outs[0].dtype}")
     if outs[0].dtype.kind != "f":
         raise TypeError(f"grad requires real-valued outputs (a floating dtype), but got {outs[0].dtype}")
+
+
+def _require_real(transform: str, tensors: Sequence[Tensor], what: str) -> None:
+    """jacrev and jacfwd take and give real tensors only, as torch.func's (a complex Jacobian has no single
+    convention; differentiate the real and imaginary parts, or use vjp / jvp)."""
+    for i, t in enumerate(tensors):
+        if t.dtype.kind == "c":
+            raise RuntimeError(f"{transform}: Expected all {what} to be real but received complex tensor at "
+                               f"flattened input idx: {i}")
 
 
 # ----- transforms ------------------------------------------------------------------------------
@@ -235,7 +246,9 @@ def jacrev(f: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False) -
     @functools.wraps(f)
     def jacrev_f(*args: Any) -> Any:
         call = Call(f, args, argnums, has_aux, "jacrev")
+        _require_real("jacrev", call.inputs, "inputs")
         xs, outs, keep = _reverse(call)
+        _require_real("jacrev", outs, "outputs")
         out_shapes = [out.shape for out in outs]
         seeds = basis(out_shapes, _dtype(outs), structured=True)
         grads = _pull(outs, xs, seeds, keep, batch=seeds[0].shape[:1])
@@ -265,8 +278,10 @@ def jacfwd(f: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False) -
     @functools.wraps(f)
     def jacfwd_f(*args: Any) -> Any:
         call = Call(f, args, argnums, has_aux, "jacfwd")
+        _require_real("jacfwd", call.inputs, "inputs")
         in_shapes = [x.shape for x in call.inputs]
         outs, out_tangents, keep = _push(call, basis(in_shapes, _dtype(call.inputs), structured=True))
+        _require_real("jacfwd", outs, "outputs")
         blocks = jacobian_blocks(out_tangents, [out.shape for out in outs], in_shapes, "forward")
         return call.with_aux(call.jacobian_tree(blocks, keep), keep)
 
