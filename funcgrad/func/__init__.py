@@ -7,6 +7,9 @@ Example:
     array([2., 4.])
 """
 from funcgrad.func.compiled import jit
+from funcgrad.func.sparse import sparse_hessian, sparse_jacobian
+from funcgrad.func.sparsity import hessian_sparsity, jacobian_sparsity
 from funcgrad.func.transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
 
-__all__ = ["grad", "value_and_grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize", "jit"]
+__all__ = ["grad", "value_and_grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize", "jit",
+           "jacobian_sparsity", "hessian_sparsity", "sparse_jacobian", "sparse_hessian"]
