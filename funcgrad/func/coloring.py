@@ -46,8 +46,9 @@ def column_coloring(pattern: sps.csr_array) -> np.ndarray:
 
     Example:
         >>> import scipy.sparse as sps
-        >>> column_coloring(sps.csr_array(sps.diags([1, 1, 1], [-1, 0, 1], shape=(5, 5)))).tolist()
-        [0, 1, 2, 0, 1]
+        >>> tridiagonal = sps.diags_array([1.0, 1.0, 1.0], offsets=[-1, 0, 1], shape=(5, 5))
+        >>> column_coloring(tridiagonal).tolist()
+        [2, 0, 1, 2, 0]
     """
     counts = np.diff(sps.csc_array(pattern).indptr)
     return _greedy(_conflicts(pattern), np.argsort(-counts, kind="stable"))

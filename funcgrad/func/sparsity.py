@@ -346,9 +346,9 @@ def jacobian_sparsity(f: Callable[..., Any]) -> Callable[[Any], sps.csr_array]:
         >>> import numpy as np
         >>> import funcgrad as fg
         >>> jacobian_sparsity(lambda u: u[1:] - u[:-1])(np.zeros(4)).toarray().astype(int)
-        array([[-1,  1,  0,  0],
-               [ 0, -1,  1,  0],
-               [ 0,  0, -1,  1]])
+        array([[1, 1, 0, 0],
+               [0, 1, 1, 0],
+               [0, 0, 1, 1]])
     """
     def pattern(x: Any) -> sps.csr_array:
         env, out, outputs, x_arr = _trace(f, x, "jacobian_sparsity")
