@@ -4,7 +4,7 @@
 every color at once) or its rows (reverse mode: one batched VJP), whichever needs fewer colors, and
 reads each nonzero from the compressed product. ``sparse_hessian`` star-colors the symmetric pattern and
 reads each entry from one batch of Hessian-vector products (forward over reverse). The coloring is
-worked out once per pattern; the passes run through ``funcgrad.func.blocks``, so ``chunk_size``,
+worked out once per pattern; the passes run through ``funcgrad.functional._blocks``, so ``chunk_size``,
 ``executor`` and ``progress`` apply to the colors.
 """
 from __future__ import annotations
@@ -17,10 +17,10 @@ from typing import Any, Literal
 import numpy as np
 import scipy.sparse as sps
 
-from funcgrad.func.blocks import Products, blocked, check_scale_options
 from funcgrad.func.coloring import column_coloring, row_coloring, seed_matrix, star_coloring, symmetric_recovery
 from funcgrad.func.sparsity import hessian_sparsity, jacobian_sparsity
 from funcgrad.func.transforms import jacrev
+from funcgrad.functional._blocks import Products, blocked, check_scale_options
 from funcgrad.tensor import Tensor
 
 __all__ = ["sparse_jacobian", "sparse_hessian"]

@@ -1,5 +1,5 @@
 """JAX-style transforms (torch.func's names): each is a few lines over one reverse and one forward pass
-(``funcgrad.func.passes``); Jacobians in chunks or on an executor are ``funcgrad.func.blocks``'s.
+(``funcgrad.functional._passes``); Jacobians in chunks or on an executor are ``funcgrad.functional._blocks``'s.
 Argument handling (argnums, has_aux, pytrees, NumPy in and out) is ``funcgrad.functional._argnums.Call``'s
 job, not this module's.
 Transforms compose (``hessian`` is ``jacfwd(jacrev(f))``): called on Tensors that require grad or
@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad.func.blocks import Products, blocked_jacobian, check_scale_options
-from funcgrad.func.passes import pull, push_pass, reverse_pass
 from funcgrad.functional._argnums import Argnums, Call
+from funcgrad.functional._blocks import Products, blocked_jacobian, check_scale_options
 from funcgrad.functional._core import basis, jacobian_blocks
+from funcgrad.functional._passes import pull, push_pass, reverse_pass
 from funcgrad.tensor import Tensor
 
 __all__ = ["grad", "value_and_grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize"]

@@ -28,13 +28,13 @@ from typing import Any, Literal
 
 import numpy as np
 
-from funcgrad.func.passes import pull, push_pass, reverse_pass
 from funcgrad.functional._argnums import Argnums, Call
 from funcgrad.functional._core import tangent
+from funcgrad.functional._passes import pull, push_pass, reverse_pass
 from funcgrad.tensor import Tensor
 
 __all__ = ["Products", "blocked", "identity_rows", "split_rows", "check_scale_options", "jacobian_matrix",
-           "matrix_blocks", "blocked_jacobian"]
+           "matrix_blocks", "blocked_jacobian", "gradient"]
 
 Mode = Literal["reverse", "forward"]
 _PROBE_ROWS = 8  # rows of the first chunk when max_memory must be turned into a chunk size
@@ -87,6 +87,10 @@ class Products:
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "call": None, "_graph": None}  # a worker runs f itself
 
+    def fresh(self) -> Products:
+        """A copy that shares no pass with this one: a task for an executor (threads included)."""
+        return Products(self.f, self.args, self.argnums, self.mode, self.caller, self.inner, self.has_aux)
+
     def _new_call(self) -> Call:
         fn = self.f if self.inner is None else self.inner(self.f, self.argnums)
         self.call = Call(fn, self.args, self.argnums, self.has_aux, self.caller)
@@ -109,6 +113,23 @@ class Products:
         outs, tangents, _ = push_pass(call, split_rows(seeds, [x.shape for x in call.inputs]))
         self.out_shapes = [out.shape for out in outs]
         return _flat(tangents, batch)
+
+
+class _Gradient:
+    """The gradient of a scalar function w.r.t. ``argnums``, as a picklable function (an ``inner`` transform)."""
+
+    def __init__(self, f: Callable[..., Any], argnums: Argnums) -> None:
+        self.f, self.argnums = f, argnums
+
+    def __call__(self, *args: Any) -> Any:
+        call = Call(self.f, args, self.argnums, False, "hessian")
+        xs, outs, keep = reverse_pass(call)
+        return call.inputs_tree(pull(outs, xs, [None], keep), keep)
+
+
+def gradient(f: Callable[..., Any], argnums: Argnums) -> Callable[..., Any]:
+    """``inner`` transform for Hessians of scalar functions: the gradient of ``f`` w.r.t. ``argnums``."""
+    return _Gradient(f, argnums)
 
 
 def check_scale_options(chunk_size: int | None, max_memory: float | None, executor: Executor | None,
@@ -267,7 +288,7 @@ def blocked(products: Products, n_rows: int, rows: Callable[[int, int], np.ndarr
                 bar.update(stop - start)
         else:
             _ensure_picklable(products, executor)
-            futures = {executor.submit(products, rows(s, min(s + chunk, n_rows))): s for s in starts}
+            futures = {executor.submit(products.fresh(), rows(s, min(s + chunk, n_rows))): s for s in starts}
             for future, start in futures.items():
                 block = future.result()
                 out[start:start + len(block)] = block
