@@ -43,7 +43,7 @@ _LINEAR_UFUNCS = frozenset({np.add, np.subtract, np.negative, np.positive, np.co
 # calls that only move, copy or drop elements, with the positions of their array arguments ("sequence": a
 # list of arrays first); replayed on arrays of element numbers, they tell where each element goes
 _MOVES: dict[Any, Any] = {
-    operator.getitem: (0,), np.reshape: (0,), np.transpose: (0,), np.moveaxis: (0,), np.swapaxes: (0,),
+    operator.getitem: (0,), np.reshape: (0,), np.transpose: (0,), np.ndarray.reshape: (0,), np.ndarray.transpose: (0,), np.moveaxis: (0,), np.swapaxes: (0,),
     np.squeeze: (0,), np.expand_dims: (0,), np.broadcast_to: (0,), np.ravel: (0,), np.flip: (0,),
     np.roll: (0,), np.tile: (0,), np.repeat: (0,), np.diagonal: (0,), np.take: (0,), np.take_along_axis: (0,),
     np.tril: (0,), np.triu: (0,), np.atleast_1d: (0,), np.atleast_2d: (0,), np.atleast_3d: (0,),
@@ -225,8 +225,11 @@ class _Environment:
         if fn in _STEPS or np.asarray(result).dtype == bool:
             return None
         parts = [_broadcast(self.sets(a), np.shape(v), shape) for a, v in zip(args, values)]
-        if fn is np.multiply:
-            self.interact(*parts) if all(p is not None for p in parts) else None
+        if fn is np.multiply:  # bilinear: only the pairs across its operands
+            self.interact(*parts)
+        elif fn is np.true_divide:  # linear in the numerator
+            if parts[1] is not None:
+                self.interact(_union(parts))
         elif fn not in _LINEAR_UFUNCS:
             self.interact(_union(parts))
         return _union(parts)
