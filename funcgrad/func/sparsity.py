@@ -43,7 +43,8 @@ _LINEAR_UFUNCS = frozenset({np.add, np.subtract, np.negative, np.positive, np.co
 # calls that only move, copy or drop elements, with the positions of their array arguments ("sequence": a
 # list of arrays first); replayed on arrays of element numbers, they tell where each element goes
 _MOVES: dict[Any, Any] = {
-    operator.getitem: (0,), np.reshape: (0,), np.transpose: (0,), np.ndarray.reshape: (0,), np.ndarray.transpose: (0,), np.moveaxis: (0,), np.swapaxes: (0,),
+    operator.getitem: (0,), np.reshape: (0,), np.transpose: (0,), np.ndarray.reshape: (0,),
+    np.ndarray.transpose: (0,), np.moveaxis: (0,), np.swapaxes: (0,),
     np.squeeze: (0,), np.expand_dims: (0,), np.broadcast_to: (0,), np.ravel: (0,), np.flip: (0,),
     np.roll: (0,), np.tile: (0,), np.repeat: (0,), np.diagonal: (0,), np.take: (0,), np.take_along_axis: (0,),
     np.tril: (0,), np.triu: (0,), np.atleast_1d: (0,), np.atleast_2d: (0,), np.atleast_3d: (0,),
