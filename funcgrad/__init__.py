@@ -7,21 +7,33 @@ Example:
     >>> (g,) = fg.autograd.grad(y, x, create_graph=True)
     >>> g, fg.autograd.grad(g, x)[0]
     (tensor(12., grad_fn=<MulBackward0>), tensor(12.))
+
+Layers, each importing only those below it: ``funcgrad.core`` (Tensor, graph, engine, mode state),
+``funcgrad.ops`` (the op table; installs the Tensor methods), ``funcgrad.autograd`` (the public API),
+then ``funcgrad.functional``, ``funcgrad.func`` and ``funcgrad.check``.
 """
-from funcgrad import autograd, check, func, functional, linalg, optimize
-from funcgrad import ops as _ops
-from funcgrad.autograd.grad_mode import (
+import sys
+
+from funcgrad import core
+
+# Modules that moved into the core keep their old import paths, set before anything else imports them.
+# ``funcgrad.tensor`` is the factory function; ``from funcgrad.tensor import Tensor`` still finds the class.
+sys.modules[f"{__name__}.tensor"] = core.tensor
+for _module in (core.dispatch, core.engine, core.grad_mode, core.graph, core.structured):
+    sys.modules[f"{__name__}.autograd.{_module.__name__.rpartition('.')[2]}"] = _module
+
+from funcgrad import autograd, check, func, functional, linalg, optimize  # noqa: E402
+from funcgrad import ops as _ops  # noqa: E402
+from funcgrad.core.grad_mode import (  # noqa: E402
     enable_grad,
     inference_mode,
     is_grad_enabled,
     no_grad,
     set_grad_enabled,
 )
-from funcgrad.creation import *  # noqa: F403
-from funcgrad.creation import __all__ as _creation_all
-from funcgrad.tensor import Tensor, _install_methods
-
-_install_methods()
+from funcgrad.core.tensor import Tensor  # noqa: E402
+from funcgrad.creation import *  # noqa: E402, F403
+from funcgrad.creation import __all__ as _creation_all  # noqa: E402
 
 # the table's linalg_* entries are public as funcgrad.linalg.<torch name>, not at the top level
 _ops_all = [name for name in _ops.__all__ if not name.startswith("linalg_")]

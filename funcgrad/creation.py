@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad.autograd.structured import Structured
-from funcgrad.tensor import Tensor
+from funcgrad.core.structured import Structured
+from funcgrad.core.tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "eye", "arange",
            "linspace", "rand", "randn", "zeros_like", "ones_like", "full_like", "empty_like", "rand_like",
@@ -26,6 +26,17 @@ def _make(data: np.ndarray, requires_grad: bool) -> Tensor:
     return Tensor(data, requires_grad=requires_grad)
 
 
+def _numeric(array: np.ndarray, factory: str) -> np.ndarray:
+    """``array``, which NumPy built from the user's data: TypeError unless it holds numbers, as torch."""
+    kind = array.dtype.kind
+    if kind in "OUSV":
+        odd = [type(v).__name__ for v in array.ravel() if not isinstance(v, bool | int | float | complex | np.number)]
+        name = {"U": "str", "S": "bytes", "V": "void"}.get(kind) or (odd[0] if odd else "object")
+        raise TypeError(f"{factory}(): invalid data type '{name}': a tensor holds booleans or numbers (integer, "
+                        f"floating point or complex); convert the data first, e.g. float(value)")
+    return array
+
+
 def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (a nested list, scalar, ndarray or Tensor).
 
@@ -38,7 +49,7 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
         data = data.data
     if isinstance(data, Structured):  # an array of a pass or a recording, not an ndarray
         return _make(data.dense() if dtype is None else data.astype(dtype), requires_grad)
-    return _make(np.array(data, dtype=dtype, copy=True), requires_grad)
+    return _make(_numeric(np.array(data, dtype=dtype, copy=True), "tensor"), requires_grad)
 
 
 def as_tensor(data: Any, dtype: Any = None) -> Tensor:
@@ -47,7 +58,7 @@ def as_tensor(data: Any, dtype: Any = None) -> Tensor:
         return data if dtype is None or data.dtype == np.dtype(dtype) else Tensor(data.data.astype(dtype))
     if isinstance(data, Structured):
         return Tensor(data if dtype is None or data.dtype == np.dtype(dtype) else data.astype(dtype))
-    return Tensor(np.asarray(data, dtype=dtype))
+    return Tensor(_numeric(np.asarray(data, dtype=dtype), "as_tensor"))
 
 
 def from_numpy(array: np.ndarray) -> Tensor:

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad.autograd.graph import FREED, AccumulateGrad, Node
-from funcgrad.tensor import Tensor
+from funcgrad.core.graph import FREED, AccumulateGrad, Node
+from funcgrad.core.tensor import Tensor
 
 __all__ = ["to_dot", "render"]
 

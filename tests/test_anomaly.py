@@ -18,8 +18,8 @@ from funcgrad.autograd.anomaly_mode import (
     record_inplace,
     set_detect_anomaly,
 )
-from funcgrad.autograd.dispatch import DISPATCH
 from funcgrad.autograd.profiler import profile
+from funcgrad.core.dispatch import DISPATCH
 
 pytestmark = [pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled"),
               pytest.mark.filterwarnings("ignore::RuntimeWarning")]  # NumPy's, for the NaN and Inf made on purpose

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import funcgrad as fg
 from funcgrad.autograd import Function
 from funcgrad.autograd import forward_ad as fwAD
+from funcgrad.ops import jvp
 from tests.budget import examples
 from tests.check.corpus import Exp
 
@@ -26,6 +27,15 @@ def test_unpack_dual_returns_primal_and_tangent() -> None:
     np.testing.assert_allclose(primal.data, np.exp(X0))
     np.testing.assert_allclose(tangent.data, np.exp(X0))
     assert fwAD.unpack_dual(primal).tangent is None
+
+
+def test_make_dual_casts_a_narrower_tangent_to_the_primal_dtype() -> None:
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(fg.tensor(X0), np.array([0.1, 0.2, 0.3], np.float32))
+        assert fwAD.unpack_dual(dual).tangent.dtype == np.float64
+        assert fwAD.unpack_dual(dual * 3.0).tangent.dtype == np.float64  # as torch: tangents compute in float64
+        wide = fwAD.make_dual(fg.tensor(X0.astype(np.float32)), np.ones(3))
+        assert fwAD.unpack_dual(wide).tangent.dtype == np.float64  # a wider tangent is kept, as torch
 
 
 def test_make_dual_checks_the_tangent_shape() -> None:
@@ -128,7 +138,7 @@ def test_batched_hessian_pushes_all_directions_in_one_pass(monkeypatch: pytest.M
     def no_loop(*args: Any) -> Any:
         raise AssertionError("a batch of tangents went through an op one direction at a time")
 
-    monkeypatch.setattr(fwAD, "_linear_jvp", no_loop)
+    monkeypatch.setattr(jvp, "_linear_jvp", no_loop)
     rng = np.random.default_rng(0)
     A, x0 = rng.normal(size=(512, 128)) / 10, rng.normal(size=128)
     A_t = fg.tensor(A)
@@ -224,8 +234,8 @@ def test_inplace_on_a_view_updates_base_and_view_tangents(batch: tuple[int, ...]
 def test_forward_ad_composes_with_other_dispatch_layers() -> None:
     """A JVP rule's own ops bypass the forward layer only: the profiler still sees them, and the layers
     are reinstalled in their order afterwards."""
-    from funcgrad.autograd import dispatch
     from funcgrad.autograd.profiler import profile
+    from funcgrad.core import dispatch
 
     x = fg.tensor([0.5, 1.5])
     with profile() as prof, fwAD.dual_level():

@@ -167,3 +167,66 @@ def test_setting_the_mode_in_one_thread_does_not_leak_into_another() -> None:
     with fg.no_grad():
         assert run_in_thread(lambda: (fg.set_grad_enabled(True), records())[1]) is True
         assert not records()
+
+
+# ----- decorated generator functions: every step runs in the mode, the caller's mode holds between ----
+@pytest.mark.parametrize("mode", list(OFF.values()) + [lambda: fg.enable_grad()],
+                         ids=list(OFF.keys()) + ["enable_grad()"])
+def test_a_decorated_generator_runs_every_step_in_the_mode(mode) -> None:
+    with mode():
+        expected = records()
+    outside = fg.no_grad() if expected else fg.enable_grad()  # the caller runs in the other mode
+
+    @mode()
+    def steps():
+        received = yield records()
+        yield received, records()
+        try:
+            yield records()
+        except KeyError:
+            yield "thrown", records()
+
+    with outside:
+        caller = records()
+        gen = steps()
+        assert next(gen) is expected and records() is caller
+        assert gen.send("sent") == ("sent", expected) and records() is caller
+        assert next(gen) is expected
+        assert gen.throw(KeyError("k")) == ("thrown", expected) and records() is caller
+        gen.close()
+        assert records() is caller
+
+
+def test_a_decorated_generator_returns_its_value_and_closes_inside_the_mode() -> None:
+    seen = []
+
+    @fg.no_grad()
+    def steps():
+        try:
+            yield 1
+        finally:
+            seen.append(records())
+        return "done"
+
+    gen = steps()
+    next(gen)
+    gen.close()
+    assert seen == [False] and records()
+
+    @fg.no_grad()
+    def finite():
+        yield 1
+        return "done"
+
+    gen = finite()
+    next(gen)
+    with pytest.raises(StopIteration) as stop:
+        next(gen)
+    assert stop.value.value == "done"
+
+
+@pytest.mark.parametrize("mode", ["yes", None, 1, np.bool_(True)])
+def test_set_grad_enabled_takes_a_bool_only(mode) -> None:
+    with pytest.raises(TypeError, match=r"set_grad_enabled\(\): argument 'mode' \(position 1\) must be bool, not"):
+        fg.set_grad_enabled(mode)
+    assert records()

@@ -141,6 +141,7 @@ BATCHED = [
     pytest.param(LA.cholesky, (SPD(2, 3, 3),), id="cholesky"),
     pytest.param(LA.qr, (D(2, 4),), id="qr"),
     pytest.param(LA.eigh, (SPD(3, 3),), id="eigh"),
+    pytest.param(LA.eigvalsh, (SPD(2, 3, 3),), id="eigvalsh"),
     pytest.param(lambda X: LA.svd(X, full_matrices=False), (D(2, 4, 3),), id="svd"),
     pytest.param(LA.svdvals, (D(3, 4),), id="svdvals"),
     pytest.param(LA.pinv, (D(4, 3),), id="pinv"),
@@ -183,7 +184,7 @@ def test_singular_and_indefinite_inputs_raise(f: Callable[..., Any], a: np.ndarr
     assert isinstance(info.value, RuntimeError) and isinstance(info.value, np.linalg.LinAlgError)
 
 
-@pytest.mark.parametrize("f", [LA.inv, LA.det, LA.slogdet, LA.cholesky, LA.eigh])
+@pytest.mark.parametrize("f", [LA.inv, LA.det, LA.slogdet, LA.cholesky, LA.eigh, LA.eigvalsh])
 def test_non_square_input_raises(f: Callable[..., Any]) -> None:
     name = f.__name__.replace("_", ".")
     with pytest.raises(RuntimeError, match=f"{name}: A must be batches of square matrices, but they are 2 by 3"):
@@ -218,8 +219,95 @@ def test_names_follow_torch() -> None:
     assert not isinstance(LA.det(W(3, 3)), fg.Tensor)
 
 
-def test_det_gradient_at_a_singular_matrix_says_it_is_not_implemented() -> None:
+# ----- degenerate and singular inputs ----------------------------------------------------------
+def _cofactor(a: np.ndarray) -> np.ndarray:
+    """C_ij = (-1)^(i+j) det(a without row i and column j), by the definition."""
+    n = a.shape[-1]
+    minor = lambda i, j: np.linalg.det(np.delete(np.delete(a, i, 0), j, 1)) if n > 1 else 1.0
+    return np.array([[(-1) ** (i + j) * minor(i, j) for j in range(n)] for i in range(n)])
+
+
+RANK_ONE = np.outer([1.0, 2.0, 3.0], [1.0, 2.0, 3.0])
+NILPOTENT = np.array([[0.0, 1.0], [0.0, 0.0]])
+
+
+@pytest.mark.parametrize("a", [SINGULAR, RANK_ONE, np.zeros((3, 3)), np.zeros((1, 1)), NILPOTENT],
+                         ids=["rank-2", "rank-1", "zero", "zero-1x1", "nilpotent"])
+def test_det_gradient_at_a_singular_matrix_is_the_cofactor_matrix(a: np.ndarray) -> None:
+    """As torch: d det / dA is the adjugate's transpose at every rank, on every path."""
+    expected = _cofactor(a)
+    np.testing.assert_allclose(grad_of(LA.det, a), expected, atol=1e-13)
+    A = leaf(a)
+    (g,) = fg.autograd.grad(LA.det(A), A, create_graph=True)
+    np.testing.assert_allclose(g.data, expected, atol=1e-13)
+    stack = np.stack([a, W(*a.shape)])
+    np.testing.assert_allclose(grad_of(LA.det, stack), np.stack([expected, _cofactor(stack[1])]), atol=1e-12)
+    t = rng.standard_normal(a.shape)
+    _, jvp = fg.functional.jvp(LA.det, fg.tensor(a), fg.tensor(t))
+    np.testing.assert_allclose(jvp.data, np.sum(expected * t), atol=1e-12)
+
+
+def test_det_second_derivative_at_a_singular_matrix() -> None:
+    """det is a polynomial: its derivatives exist everywhere, and finite differences see them."""
+    assert gradcheck(LA.det, (leaf(SINGULAR),))
+    assert gradgradcheck(LA.det, (leaf(SINGULAR),))
+
+
+def test_slogdet_and_logdet_at_singular_and_negative_determinants() -> None:
+    """As torch: log|det| = -inf with a gradient that is not finite (never an exception); logdet is NaN
+    for a negative determinant, with gradient 0 there."""
     A = leaf(SINGULAR)
-    out = LA.det(A)
-    with pytest.raises(NotImplementedError, match="linalg.det: the derivative at an exactly singular matrix"):
-        out.backward()
+    sign, logabsdet = LA.slogdet(A)
+    assert sign.item() == 0 and logabsdet.item() == -np.inf
+    logabsdet.backward()
+    assert not np.isfinite(A.grad.data).any()
+    a = np.array([[-2.0, 1.0], [1.0, 3.0]])
+    B = leaf(a)
+    out = fg.logdet(B)
+    assert np.isnan(out.item())
+    out.backward()
+    np.testing.assert_array_equal(B.grad.data, np.zeros((2, 2)))
+    positive = np.array([[-2.0, 1.0], [1.0, -3.0]])
+    np.testing.assert_allclose(grad_of(fg.logdet, positive), np.linalg.inv(positive).T, rtol=1e-12)
+    assert fg.logdet(np.zeros((2, 2))) == -np.inf
+
+
+@pytest.mark.parametrize("f", [
+    pytest.param(lambda X: LA.eigh(X)[0], id="eigh-values"),
+    pytest.param(LA.eigvalsh, id="eigvalsh"),
+    pytest.param(lambda X: LA.svd(X)[1], id="svd-values"),
+    pytest.param(lambda X: LA.svd(X, full_matrices=False)[1], id="svd-reduced-values"),
+    pytest.param(LA.svdvals, id="svdvals"),
+])
+def test_values_alone_have_finite_gradients_at_repeated_values(f: Callable[[fg.Tensor], fg.Tensor]) -> None:
+    """A repeated eigen/singular value: the vectors' terms (1 / gaps) must be skipped when the vectors get
+    no gradient, as torch, on the plain, recorded and batched (``vectorize=True``) paths."""
+    a = np.diag([2.0, 2.0, 5.0])
+    expected = 2 * a  # sum(values ** 2) = trace(A^2) = ||A||_F^2 for this symmetric positive A
+    np.testing.assert_array_equal(grad_of(lambda X: f(X) ** 2, a), expected)
+    A = leaf(a)
+    (g,) = fg.autograd.grad(fg.sum(f(A) ** 2), A, create_graph=True)
+    np.testing.assert_array_equal(g.data, expected)
+    values = f(fg.tensor(a))
+    jac = fg.functional.jacobian(f, fg.tensor(a), vectorize=True)
+    np.testing.assert_array_equal(np.tensordot(2 * values.data, jac.data, 1), expected)
+    np.testing.assert_array_equal(fg.functional.jacobian(f, fg.tensor(np.eye(3))).data,
+                                  fg.functional.jacobian(f, fg.tensor(np.eye(3)), vectorize=True).data)
+    assert np.isfinite(fg.functional.jacobian(f, fg.tensor(np.eye(3)), vectorize=True).data).all()
+
+
+@pytest.mark.parametrize("f,a", [
+    pytest.param(lambda X: LA.eigh(X)[0], SPD(2, 3, 3), id="eigh-values"),
+    pytest.param(lambda X: LA.eigh(X)[1] ** 3, SPD(3, 3), id="eigh-vectors"),
+    pytest.param(LA.eigvalsh, SPD(2, 3, 3), id="eigvalsh"),
+    pytest.param(lambda X: LA.svd(X, full_matrices=False)[1], D(4, 3), id="svd-values"),
+    pytest.param(lambda X: LA.svd(X, full_matrices=False)[0] ** 3, D(4, 3), id="svd-U"),
+    pytest.param(lambda X: LA.svd(X, full_matrices=False)[2] ** 3, D(3, 4), id="svd-Vh"),
+    pytest.param(lambda X: LA.qr(X)[1], D(4, 3), id="qr-R"),
+    pytest.param(lambda X: LA.qr(X)[0], D(3, 4), id="qr-Q"),
+])
+def test_one_output_of_a_decomposition_checks_to_second_order(f: Callable[[fg.Tensor], fg.Tensor],
+                                                               a: np.ndarray) -> None:
+    """The rules skip the terms of outputs without a gradient: the rest must still be exactly right."""
+    assert gradcheck(f, (leaf(a),))
+    assert gradgradcheck(f, (leaf(a),))

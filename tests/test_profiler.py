@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import funcgrad as fg
-from funcgrad.autograd.dispatch import DISPATCH
 from funcgrad.autograd.profiler import EventList, profile, record_function
+from funcgrad.core.dispatch import DISPATCH
 
 
 def mlp_step() -> None:

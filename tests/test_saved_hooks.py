@@ -7,8 +7,8 @@ import numpy as np
 
 import funcgrad as fg
 from funcgrad.autograd import Function
-from funcgrad.autograd.dispatch import DISPATCH
-from funcgrad.autograd.graph import saved_tensors_hooks
+from funcgrad.core.dispatch import DISPATCH
+from funcgrad.core.graph import saved_tensors_hooks
 
 
 def recording_hooks(log: list[str]) -> saved_tensors_hooks:

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import funcgrad as fg
-from funcgrad.autograd.structured import BatchedDiagonal, ScaledStack, identity_seed
+from funcgrad.core.structured import BatchedDiagonal, ScaledStack, identity_seed
 
 RNG = np.random.default_rng(0)
 

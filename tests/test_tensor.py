@@ -306,3 +306,12 @@ def test_clone_copies_memory_and_is_differentiable() -> None:
     np.testing.assert_array_equal(x.grad.data, [10.0, 4.0])
     plain = fg.tensor([3.0]).clone()
     assert plain.is_leaf and not plain.requires_grad and plain.tolist() == [3.0]
+
+
+@pytest.mark.parametrize("data, name", [([1, "a"], "str"), ("a", "str"), ([b"x"], "bytes"), ([1.0, None], "NoneType"),
+                                        (np.array([1.0], dtype=object), "object")])
+def test_tensor_of_non_numbers_is_a_type_error(data, name) -> None:
+    with pytest.raises(TypeError, match=rf"tensor\(\): invalid data type '{name}'"):
+        fg.tensor(data)
+    with pytest.raises(TypeError, match=rf"as_tensor\(\): invalid data type '{name}'"):
+        fg.as_tensor(data)

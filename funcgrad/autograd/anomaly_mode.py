@@ -20,9 +20,9 @@ from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
-from funcgrad.autograd import dispatch
-from funcgrad.autograd.graph import Node, next_sequence_nr
-from funcgrad.tensor import Tensor
+from funcgrad.core import dispatch
+from funcgrad.core.graph import Node, next_sequence_nr, register_inplace_hint
+from funcgrad.core.tensor import Tensor
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
            "record_creation", "record_inplace", "inplace_hint"]
@@ -177,12 +177,12 @@ class _AnomalyLayer(dispatch.Layer):
                 record_creation(t.grad_fn)
         return out
 
-    def node(self, node: Any, proceed: Callable[..., Any], grads: list[Any], create_graph: bool) -> Any:
+    def node(self, node: Any, proceed: Callable[..., Any], grads: list[Any], as_tensors: bool) -> Any:
         if not STATE.enabled:
-            return proceed(grads, create_graph)
+            return proceed(grads, as_tensors)
         STATE.running.append(node)
         try:
-            grads_in = proceed(grads, create_graph)
+            grads_in = proceed(grads, as_tensors)
             if STATE.check_nan:
                 _check_nan(node, grads_in)
             return grads_in
@@ -191,6 +191,9 @@ class _AnomalyLayer(dispatch.Layer):
             raise
         finally:
             STATE.running.pop()
+
+    def inplace(self, tensor: Any, op: str) -> None:
+        record_inplace(tensor, op)
 
 
 _LAYER = _AnomalyLayer()
@@ -342,3 +345,6 @@ def inplace_hint(counter: list[int], saved: int) -> str:
         return ""
     return "\nAnomaly mode saw it changed in place since it was saved, by:\n" + "".join(
         f"{c.op} (version {c.version - 1} -> {c.version}) at\n{c.where}" for c in changes).rstrip("\n")
+
+
+register_inplace_hint(inplace_hint)

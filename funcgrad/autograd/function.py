@@ -17,11 +17,11 @@ import numpy as np
 
 from funcgrad.autograd import forward_ad
 from funcgrad.autograd.anomaly_mode import record_creation
-from funcgrad.autograd.dispatch import DISPATCH
-from funcgrad.autograd.grad_mode import STATE, no_grad
-from funcgrad.autograd.graph import Node, SavedOutput, next_sequence_nr, pack_saved, saved_version
-from funcgrad.autograd.views import mark_view
-from funcgrad.tensor import Tensor
+from funcgrad.core.dispatch import DISPATCH
+from funcgrad.core.grad_mode import STATE, no_grad
+from funcgrad.core.graph import Node, SavedOutput, next_sequence_nr, pack_saved, saved_version
+from funcgrad.core.tensor import Tensor
+from funcgrad.core.views import mark_view
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -182,7 +182,7 @@ class BackwardFunction(FunctionCtx):
         self._to_save = ()
         pack_saved(self)
 
-    def apply(self, grad_outputs: list[Any], create_graph: bool) -> list[Any]:
+    def apply(self, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
         """Call ``backward`` with one Tensor (or None) per output; return one gradient per input."""
         grads = []
         for g, meta in zip(grad_outputs, self._output_meta):
@@ -193,10 +193,10 @@ class BackwardFunction(FunctionCtx):
             else:
                 grads.append(g if isinstance(g, Tensor) else Tensor._wrap(g))
         result = self._function.backward(self, *grads)
-        return self._check(result if isinstance(result, tuple) else (result,), create_graph)
+        return self._check(result if isinstance(result, tuple) else (result,), as_tensors)
 
-    def _check(self, grads: tuple[Any, ...], create_graph: bool) -> list[Any]:
-        """Validate what ``backward`` returned; give the engine arrays, or Tensors if ``create_graph``."""
+    def _check(self, grads: tuple[Any, ...], as_tensors: bool) -> list[Any]:
+        """Validate what ``backward`` returned; give the engine arrays, or Tensors if ``as_tensors``."""
         n = len(self.next_functions)
         if len(grads) > n and all(g is None for g in grads[n:]):
             grads = grads[:n]  # extra Nones are allowed, as torch
@@ -224,7 +224,7 @@ class BackwardFunction(FunctionCtx):
                 raise RuntimeError(f"Function {self._name} returned an invalid gradient at index {i} - got "
                                    f"{list(g.shape)} but expected shape compatible with {list(shape)}; a gradient "
                                    "must have the input's shape or one it broadcasts to")
-            if create_graph:
+            if as_tensors:
                 checked.append(g if isinstance(g, Tensor) else Tensor._wrap(g))
             else:
                 checked.append(g.data if isinstance(g, Tensor) else g)
@@ -251,7 +251,7 @@ class _DelayedError(Node):
         self._shapes = (None,) * len(next_functions)
         self._n_outputs = n_outputs
 
-    def apply(self, grad_outputs: list[Any], create_graph: bool) -> list[Any]:
+    def apply(self, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
         """Raise: the backward that made these gradients was not recorded."""
         raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable; "
                            "remove the decorator and write backward with funcgrad operations to allow it")

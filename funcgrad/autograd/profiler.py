@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from funcgrad.autograd import dispatch
-from funcgrad.tensor import Tensor
+from funcgrad.core import dispatch
+from funcgrad.core.tensor import Tensor
 
 __all__ = ["profile", "record_function", "FunctionEvent", "FunctionEventAvg", "EventList"]
 
@@ -226,10 +226,10 @@ class _ProfilerLayer(dispatch.Layer):
         finally:
             self.end(event)
 
-    def node(self, node: Any, proceed: Callable[..., Any], grads: list[Any], create_graph: bool) -> Any:
+    def node(self, node: Any, proceed: Callable[..., Any], grads: list[Any], as_tensors: bool) -> Any:
         event = self.begin(node.name(), "node", grads)
         try:
-            return proceed(grads, create_graph)
+            return proceed(grads, as_tensors)
         finally:
             self.end(event)
 

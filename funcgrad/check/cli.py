@@ -22,7 +22,7 @@ from funcgrad.check.gradcheck import gradcheck, gradgradcheck
 from funcgrad.check.properties import assert_grads_close
 from funcgrad.check.report import GradcheckError
 from funcgrad.check.strategies import arrays
-from funcgrad.tensor import Tensor
+from funcgrad.core.tensor import Tensor
 
 __all__ = ["main", "parse_inputs"]
 

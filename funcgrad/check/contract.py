@@ -14,7 +14,7 @@ from funcgrad.autograd import Function
 from funcgrad.check.gradcheck import gradcheck, gradgradcheck
 from funcgrad.check.numerical import Step
 from funcgrad.check.report import GradcheckError
-from funcgrad.tensor import Tensor
+from funcgrad.core.tensor import Tensor
 
 __all__ = ["check_function"]
 

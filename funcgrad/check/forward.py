@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.autograd import forward_ad
-from funcgrad.tensor import Tensor
+from funcgrad.core.tensor import Tensor
 
 __all__ = ["forward_jacobian"]
 

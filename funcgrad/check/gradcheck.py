@@ -17,7 +17,7 @@ from funcgrad.autograd import grad as autograd_grad
 from funcgrad.check.forward import forward_jacobian
 from funcgrad.check.numerical import Step, auto_step, derivative_jumps, evaluate, jacobian_fd, jvp_fd
 from funcgrad.check.report import GradcheckError, Mismatch, format_mismatch
-from funcgrad.tensor import Tensor
+from funcgrad.core.tensor import Tensor
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 

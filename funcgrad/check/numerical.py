@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad.tensor import Tensor
+from funcgrad.core.tensor import Tensor
 
 __all__ = ["Step", "evaluate", "jacobian_fd", "jvp_fd", "derivative_jumps", "auto_step"]
 

@@ -13,7 +13,7 @@ import numpy as np
 from funcgrad.check.gradcheck import gradcheck, gradgradcheck
 from funcgrad.check.numerical import Step
 from funcgrad.check.report import GradcheckError
-from funcgrad.tensor import Tensor
+from funcgrad.core.tensor import Tensor
 
 __all__ = ["assert_grads_close", "check_op"]
 

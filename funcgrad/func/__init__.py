@@ -6,7 +6,7 @@ Example:
     >>> ff.grad(lambda x: (x ** 2).sum())(np.array([1.0, 2.0]))
     array([2., 4.])
 """
-from funcgrad.func.compiled import jit
+from funcgrad.func.compiler import jit
 from funcgrad.func.sparse import sparse_hessian, sparse_jacobian
 from funcgrad.func.sparsity import hessian_sparsity, jacobian_sparsity
 from funcgrad.func.transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp

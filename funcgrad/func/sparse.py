@@ -17,11 +17,11 @@ from typing import Any, Literal
 import numpy as np
 import scipy.sparse as sps
 
+from funcgrad.core.tensor import Tensor
 from funcgrad.func.coloring import column_coloring, row_coloring, seed_matrix, star_coloring, symmetric_recovery
 from funcgrad.func.sparsity import hessian_sparsity, jacobian_sparsity
 from funcgrad.func.transforms import jacrev
 from funcgrad.functional._blocks import Products, blocked, check_scale_options
-from funcgrad.tensor import Tensor
 
 __all__ = ["sparse_jacobian", "sparse_hessian"]
 

@@ -27,11 +27,11 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sps
 
-from funcgrad.autograd.grad_mode import no_grad
-from funcgrad.autograd.structured import dense_copy
-from funcgrad.func.program import Guard, Slot, slots_in
-from funcgrad.func.tracing import Recorder, Traced
-from funcgrad.tensor import Tensor
+from funcgrad.core.grad_mode import no_grad
+from funcgrad.core.structured import dense_copy
+from funcgrad.core.tensor import Tensor
+from funcgrad.func.compiler.program import Guard, Slot, slots_in
+from funcgrad.func.compiler.tracing import Recorder, Traced
 
 __all__ = ["jacobian_sparsity", "hessian_sparsity"]
 

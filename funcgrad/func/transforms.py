@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.core.tensor import Tensor
 from funcgrad.functional._argnums import Argnums, Call
 from funcgrad.functional._blocks import Products, blocked_jacobian, check_scale_options
 from funcgrad.functional._core import basis, jacobian_blocks
 from funcgrad.functional._passes import pull, push_pass, reverse_pass
-from funcgrad.tensor import Tensor
 
 __all__ = ["grad", "value_and_grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize"]
 

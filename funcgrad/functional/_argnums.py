@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.core.tensor import Tensor
 from funcgrad.functional._pytree import TreeSpec, tree_flatten, tree_map, tree_unflatten
-from funcgrad.tensor import Tensor
 
 Argnums = int | tuple[int, ...]
 

@@ -28,10 +28,10 @@ from typing import Any, Literal
 
 import numpy as np
 
+from funcgrad.core.tensor import Tensor
 from funcgrad.functional._argnums import Argnums, Call
 from funcgrad.functional._core import tangent
 from funcgrad.functional._passes import pull, push_pass, reverse_pass
-from funcgrad.tensor import Tensor
 
 __all__ = ["Products", "blocked", "identity_rows", "split_rows", "check_scale_options", "jacobian_matrix",
            "matrix_blocks", "blocked_jacobian", "gradient"]

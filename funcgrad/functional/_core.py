@@ -15,8 +15,8 @@ from typing import Any, Literal
 import numpy as np
 
 from funcgrad.autograd import forward_ad, grad
-from funcgrad.autograd.structured import identity_seed
-from funcgrad.tensor import Tensor
+from funcgrad.core.structured import identity_seed
+from funcgrad.core.tensor import Tensor
 
 Shape = tuple[int, ...]
 

@@ -12,11 +12,11 @@ from typing import Any
 import numpy as np
 
 from funcgrad.autograd import forward_ad
-from funcgrad.autograd.grad_mode import enable_grad
+from funcgrad.core.grad_mode import enable_grad
+from funcgrad.core.tensor import Tensor
 from funcgrad.functional._argnums import Call
 from funcgrad.functional._core import grad_or_none, tangent, zeros_for
 from funcgrad.ops import alias
-from funcgrad.tensor import Tensor
 
 __all__ = ["reverse_pass", "pull", "push_pass"]
 

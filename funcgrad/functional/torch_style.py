@@ -14,11 +14,11 @@ from typing import Any, Literal, NoReturn
 import numpy as np
 
 from funcgrad.autograd import forward_ad
-from funcgrad.autograd.grad_mode import enable_grad, no_grad
+from funcgrad.core.grad_mode import enable_grad, no_grad
+from funcgrad.core.tensor import Tensor
 from funcgrad.functional._blocks import Products, check_scale_options, gradient, jacobian_matrix, matrix_blocks
 from funcgrad.functional._core import basis, grad_or_none, jacobian_blocks, tangent, zeros_for
 from funcgrad.ops import stack
-from funcgrad.tensor import Tensor
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 

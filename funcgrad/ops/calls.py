@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from funcgrad.autograd.dispatch import DISPATCH
-from funcgrad.autograd.grad_mode import STATE
-from funcgrad.autograd.graph import Node, SavedOutput, next_sequence_nr, saved_version
-from funcgrad.autograd.structured import Structured
+from funcgrad.core.dispatch import DISPATCH
+from funcgrad.core.grad_mode import STATE
+from funcgrad.core.graph import Node, SavedOutput, next_sequence_nr, saved_version
+from funcgrad.core.structured import Structured
+from funcgrad.core.tensor import Tensor
+from funcgrad.core.views import mark_view
 
 if TYPE_CHECKING:
     from funcgrad.ops.registry import OpSpec
@@ -24,8 +26,6 @@ NO_EDGE: tuple[None, int] = (None, 0)
 
 def make_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
     """The op's function; ``checked=False`` gives the variant that skips the dispatch check (for layers)."""
-    from funcgrad.tensor import Tensor
-
     dispatch = DISPATCH
 
     kernel = spec.kernel
@@ -97,8 +97,6 @@ def make_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
 
 def make_sequence_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
     """As ``_make_op``, for ops whose tensors come as one sequence argument."""
-    from funcgrad.tensor import Tensor
-
     dispatch = DISPATCH
 
     kernel = spec.kernel
@@ -127,8 +125,6 @@ def make_sequence_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
 
 def _recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
     """The slow half of an op call: build the node, save what the rules need, wrap the output."""
-    from funcgrad.tensor import Tensor
-
     node_class = spec.node_class
     positions = spec.tensor_positions
     saved_positions = spec.saved_positions
@@ -218,8 +214,6 @@ def _recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
 
 
 def _output(out: Any, node: Node, output_nr: int) -> Any:
-    from funcgrad.tensor import Tensor
-
     data = out if type(out) is np.ndarray or isinstance(out, Structured) else np.asarray(out)
     if data.dtype.kind not in "fc":
         return Tensor._wrap(data)
@@ -228,9 +222,6 @@ def _output(out: Any, node: Node, output_nr: int) -> Any:
 
 def as_view_op(spec: OpSpec, fn: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap a view op so its Tensor result is marked as a view of its first argument."""
-    from funcgrad.autograd.views import mark_view
-    from funcgrad.tensor import Tensor
-
     def view_op(*args: Any, **kwargs: Any) -> Any:
         out = fn(*args, **kwargs)
         if isinstance(out, Tensor):

@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 
 import funcgrad.ops as F
+from funcgrad.core.structured import Structured
+from funcgrad.core.tensor import Tensor
 
 
 def pow_base_grad(g: Any, x: Any, y: Any) -> Any:
@@ -128,10 +130,11 @@ def count(shape: tuple[int, ...], dim: Any) -> int:
 
 # ----- indexing -----
 def as_index(index: Any) -> tuple[Any, ...]:
-    """``index`` as a tuple NumPy understands: Tensors (and lists) inside it become arrays."""
+    """``index`` as a tuple NumPy understands: Tensors (and lists) inside it become arrays (a Tensor its own
+    array, which may be a traced one under ``jit``)."""
     items = index if isinstance(index, tuple) else (index,)
-    return tuple(i if i is None or i is Ellipsis or isinstance(i, slice | int | np.integer) else np.asarray(i)
-                 for i in items)
+    return tuple(i if i is None or i is Ellipsis or isinstance(i, slice | int | np.integer | np.ndarray | Structured)
+                 else i.data if isinstance(i, Tensor) else np.asarray(i) for i in items)
 
 
 def _is_basic(index: tuple[Any, ...]) -> bool:
@@ -213,6 +216,12 @@ def unstack(g: Any, n: int, ndim: int, dim: int) -> list[Any]:
 
 
 # ----- linalg -----
+def constant(x: Any) -> Any:
+    """``x`` cut from the graph: for a piecewise-constant factor (a sign), whose derivative is exactly 0, so
+    that no zero gradient travels on into rules that would turn it into 0 * inf."""
+    return x.detach() if hasattr(x, "detach") else x
+
+
 def mT(X: Any) -> Any:
     """The transpose of the last two dims (a stack of matrices transposed)."""
     return F.transpose(X, -2, -1)
@@ -243,6 +252,14 @@ def off_diagonal_inverse(d: Any) -> Any:
     """1 / d off the diagonal and 0 on it (d: differences of eigen/singular values, zero diagonal)."""
     eye = np.eye(d.shape[-1])
     return (1 - eye) / (d + eye)
+
+
+def zeros_for_undefined(g: tuple[Any, ...], out: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A multi-output op's gradients with zeros for the outputs that received none (None), carrying the
+    leading batch dims of the others."""
+    given, o = next((gi, oi) for gi, oi in zip(g, out) if gi is not None)
+    batch = tuple(np.shape(given)[: np.ndim(given) - np.ndim(o)])
+    return tuple(gi if gi is not None else np.zeros(batch + np.shape(oi), np.result_type(oi)) for gi, oi in zip(g, out))
 
 
 def column_slice(X: Any, start: int, stop: int) -> Any:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import scipy.special as sp
 
-from funcgrad.autograd.structured import Structured, dense_copy
+from funcgrad.core.structured import Structured, dense_copy
 
 Dim = int | tuple[int, ...] | None
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from funcgrad.autograd.graph import Node
+from funcgrad.core.graph import Node
 
 if TYPE_CHECKING:
     from funcgrad.ops.registry import OpSpec
@@ -37,18 +35,14 @@ class _OpNode(Node):
     _rules: tuple[Any, ...] = ()
     _spec: OpSpec
 
-    def _gradient(self, grad_outputs: list[Any], values: tuple[Any, ...]) -> Any:
-        """The outputs' gradients as a tuple, zeros (with the batch dims of the others) for unused outputs."""
-        if not self._spec.multi_output:
-            return grad_outputs[0]
-        outs = values[self._spec.out_index]
-        g, o = next((g, o) for g, o in zip(grad_outputs, outs) if g is not None)
-        batch = tuple(np.shape(g)[: np.ndim(g) - np.ndim(o)])
-        return tuple(g if g is not None else np.zeros(batch + np.shape(o), o.dtype) for g, o in zip(grad_outputs, outs))
+    def _gradient(self, grad_outputs: list[Any]) -> Any:
+        """The outputs' gradients as a tuple; None for an output that received none (as torch's undefined
+        gradients: a rule skips its terms, so e.g. eigh's values alone never divide by eigenvalue gaps)."""
+        return tuple(grad_outputs) if self._spec.multi_output else grad_outputs[0]
 
-    def apply(self, grad_outputs: list[Any], create_graph: bool) -> list[Any]:
-        values = self.unpack_saved(create_graph) if self._saved else ()
-        g = self._gradient(grad_outputs, values) if self._spec.multi_output else grad_outputs[0]
+    def apply(self, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
+        values = self.unpack_saved(as_tensors) if self._saved else ()
+        g = self._gradient(grad_outputs)
         grads = []
         for (rule, slot, idx), (edge, _) in zip(self._rules, self.next_functions):
             if edge is None:
@@ -69,9 +63,9 @@ class _SequenceOpNode(_OpNode):
 
     __slots__ = ()
 
-    def apply(self, grad_outputs: list[Any], create_graph: bool) -> list[Any]:
-        values = self.unpack_saved(create_graph) if self._saved else ()
-        g = self._gradient(grad_outputs, values)
+    def apply(self, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
+        values = self.unpack_saved(as_tensors) if self._saved else ()
+        g = self._gradient(grad_outputs)
         (rule, slot, idx), = self._rules
         if not callable(rule):
             raise _missing(self._spec, slot)

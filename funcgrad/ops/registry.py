@@ -72,8 +72,6 @@ class OpSpec:
                 if n not in wanted:
                     wanted.append(n)
             bound.append((rule, slot, tuple(wanted.index(n) for n in names)))
-        if multi_output and "out" not in wanted:
-            wanted.append("out")  # to materialize zero gradients for unused outputs
         self.saved_names = tuple(wanted)
         # for each saved name, the inputs whose rules use it: saved only when one of them needs a grad
         self.saved_users = tuple(tuple(k for k, (rule, _, idx) in enumerate(bound) if i in idx)
@@ -150,7 +148,8 @@ def defop(name: str, kernel: Callable[..., Any], *, jvp: Any = None, sequence: s
         kernel: the forward on arrays; its parameter names are the op's (a ufunc takes the rule names).
         jvp: the forward-mode rule: ``LINEAR``, ``ELEMENTWISE`` or a function.
         sequence: the parameter that holds a sequence of tensors (``cat``'s ``tensors``), if any.
-        multi_output: the kernel returns a tuple of arrays; rules get ``g`` as a tuple.
+        multi_output: the kernel returns a tuple of arrays; rules get ``g`` as a tuple, with None for
+            each output that received no gradient.
         view: the result shares memory with the first input when NumPy returns a view (reshape,
             transpose, basic indexing, ...); it then shares that input's version counter and base.
         **rules: one backward rule per tensor input, ``NONDIFF`` for tensor inputs without one.

@@ -14,8 +14,8 @@ import funcgrad.functional as F
 from funcgrad import func as ff
 from funcgrad.autograd import forward_ad as fwAD
 from funcgrad.autograd.profiler import profile
-from funcgrad.func.program import Program
-from funcgrad.func.tracing import Recorder
+from funcgrad.func.compiler.program import Program
+from funcgrad.func.compiler.tracing import Recorder
 from tests.budget import examples
 
 
@@ -110,6 +110,53 @@ def test_value_read_into_python_is_guarded() -> None:
     with pytest.warns(RuntimeWarning, match="read a value of its inputs"):
         np.testing.assert_array_equal(jitted(np.array([-1.0, -2.0])), [1.0, 2.0])  # the plain call
     assert len(calls) == 2
+
+
+VALUE_SHAPED_READS = [
+    pytest.param(lambda x: fg.ones(x[x > 0].shape[0]) * 2, id="mask-shape-tensor"),
+    pytest.param(lambda x: np.ones(x[x > 0].shape[0]) * 2, id="mask-shape"),
+    pytest.param(lambda x: len(x[x > 0]), id="mask-len"),
+    pytest.param(lambda x: x[x > 0].size * x, id="mask-size"),
+    pytest.param(lambda x: np.size(x[x > 0], 0) * x, id="np-size-axis"),
+    pytest.param(lambda x: np.shape(np.flatnonzero(x > 0)), id="flatnonzero"),
+    pytest.param(lambda x: np.unique(x).shape[0] * x, id="unique"),
+    pytest.param(lambda x: np.argwhere(x > 0).shape, id="argwhere"),
+    pytest.param(lambda x: x[np.nonzero(x > 0)].shape, id="nonzero-index"),
+    pytest.param(lambda x: [v * 2 for v in x[x > 0]], id="iterate-mask"),
+    pytest.param(lambda x: (x[x > 0] + 1).reshape(-1, 1).shape, id="derived-from-mask"),
+    pytest.param(lambda x: np.repeat(x, (x > 0).astype(int) + 1).shape, id="repeat-by-values"),
+    pytest.param(lambda x: np.reshape(x, np.where(x[0] > 0, [3, 1], [1, 3])).shape, id="reshape-to-values"),
+]
+
+
+@pytest.mark.parametrize("f", VALUE_SHAPED_READS)
+def test_shapes_that_depend_on_values_are_guarded(f: Any) -> None:
+    """Issue 12: a shape (len, size...) that depends on the values, read into Python, must not replay stale."""
+    jitted = ff.jit(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for x in ([1.0, -1.0, 2.0], [1.0, 1.0, 2.0], [-1.0, 3.0, -2.0], [5.0, -1.0, 4.0]):
+            got, expected = jitted(np.array(x)), f(np.array(x))
+            if isinstance(expected, list):
+                assert len(got) == len(expected)
+                for g, e in zip(got, expected):
+                    np.testing.assert_array_equal(g, e)
+            else:
+                np.testing.assert_array_equal(np.asarray(got), np.asarray(expected))
+
+
+def test_masked_work_without_shape_reads_replays() -> None:
+    """A boolean mask alone reads nothing into Python: its replays need no guard, whatever the count."""
+    calls = []
+
+    def f(x: np.ndarray) -> Any:
+        calls.append(1)
+        return (x[x > 0] * 2).sum()
+
+    jitted = ff.jit(f)
+    for x in ([1.0, -1.0, 2.0], [1.0, 1.0, 2.0], [-1.0, -3.0, -2.0]):
+        assert jitted(np.array(x)) == 2 * np.sum(np.maximum(x, 0))
+    assert len(calls) == 1 and _recorded(jitted)
 
 
 def test_escapes_run_plainly_and_say_why() -> None:

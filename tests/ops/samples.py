@@ -4,6 +4,7 @@ from tests.ops import (
     samples_indexing,
     samples_linalg,
     samples_linear,
+    samples_nn,
     samples_reduction,
     samples_shape,
     samples_views,
@@ -13,7 +14,7 @@ from tests.ops.sampling import S
 __all__ = ["SAMPLES", "DOMAINS", "S"]
 
 FAMILIES = (samples_elementwise, samples_reduction, samples_shape, samples_indexing, samples_linear, samples_linalg,
-            samples_views)
+            samples_views, samples_nn)
 SAMPLES: dict[str, list[S]] = {}
 for _family in FAMILIES:
     _clash = set(SAMPLES) & set(_family.SAMPLES)

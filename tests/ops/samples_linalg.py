@@ -34,6 +34,7 @@ SAMPLES: dict[str, list[S]] = {
     "linalg_cholesky": [S(SPD(3, 3)), S(SPD(2, 3, 3))],
     "linalg_qr": [S(D(4, 3)), S(D(3, 3)), S(D(2, 4)), S(D(2, 4, 3)), S(D(2, 2, 4))],
     "linalg_eigh": [S(SPD(3, 3)), S(SPD(2, 3, 3))],
+    "linalg_eigvalsh": [S(SPD(3, 3)), S(SPD(2, 3, 3)), S(SPD(1, 1))],
     "linalg_svd": [S(D(3, 3)), S(D(4, 3), full_matrices=False), S(D(2, 4), full_matrices=False),
                    S(D(2, 4, 3), False), S(D(2, 3, 3))],
     "linalg_svdvals": [S(D(3, 3)), S(D(4, 3)), S(D(2, 2, 4))],

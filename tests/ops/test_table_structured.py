@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import funcgrad as fg
-from funcgrad.autograd.structured import identity_seed
+from funcgrad.core.structured import identity_seed
 from tests.ops.samples import S
 from tests.ops.test_table_jvp import DIFFERENTIABLE, _jvp, _outputs, _setup
 

@@ -28,7 +28,7 @@ div       = defop("div",       np.true_divide, x=lambda g, y: g / y,  y=lambda g
 neg       = defop("neg",       np.negative,    x=lambda g: -g,        jvp=ELEMENTWISE)
 pow       = defop("pow",       np.power,       x=R.pow_base_grad,     y=R.pow_exponent_grad, jvp=ELEMENTWISE)
 remainder = defop("remainder", np.remainder,   x=lambda g: g,         y=lambda g, x, y: -g * F.floor_divide(x, y), jvp=ELEMENTWISE)
-reciprocal = defop("reciprocal", np.reciprocal, x=lambda g, out: -g * out * out, jvp=ELEMENTWISE)
+reciprocal = defop("reciprocal", np.reciprocal, x=lambda g, out: g * -F.square(out), jvp=ELEMENTWISE)
 floor_divide = nondiff("floor_divide", np.floor_divide)  # integer-valued steps: no gradient, as torch
 
 # ----- exponentials and logarithms ------------------------------------------------------------
@@ -49,20 +49,20 @@ logaddexp = defop("logaddexp", np.logaddexp, x=lambda g, x, out: g * F.exp(x - o
 sin   = defop("sin",   np.sin,     x=lambda g, x: g * F.cos(x),                   jvp=ELEMENTWISE)
 cos   = defop("cos",   np.cos,     x=lambda g, x: -g * F.sin(x),                  jvp=ELEMENTWISE)
 tan   = defop("tan",   np.tan,     x=lambda g, out: g * (1 + out * out),          jvp=ELEMENTWISE)
-asin  = defop("asin",  np.arcsin,  x=lambda g, x: g / F.sqrt(1 - x * x),          jvp=ELEMENTWISE)
-acos  = defop("acos",  np.arccos,  x=lambda g, x: -g / F.sqrt(1 - x * x),         jvp=ELEMENTWISE)
+asin  = defop("asin",  np.arcsin,  x=lambda g, x: g * F.rsqrt(1 - F.square(x)),   jvp=ELEMENTWISE)
+acos  = defop("acos",  np.arccos,  x=lambda g, x: g * -F.rsqrt(1 - F.square(x)),  jvp=ELEMENTWISE)
 atan  = defop("atan",  np.arctan,  x=lambda g, x: g / (1 + x * x),                jvp=ELEMENTWISE)
 atan2 = defop("atan2", np.arctan2, x=lambda g, x, y: g * y / (x * x + y * y),
                                    y=lambda g, x, y: -g * x / (x * x + y * y), jvp=ELEMENTWISE)
 sinh  = defop("sinh",  np.sinh,    x=lambda g, x: g * F.cosh(x),                  jvp=ELEMENTWISE)
 cosh  = defop("cosh",  np.cosh,    x=lambda g, x: g * F.sinh(x),                  jvp=ELEMENTWISE)
-tanh  = defop("tanh",  np.tanh,    x=lambda g, out: g * (1 - out * out),          jvp=ELEMENTWISE)
-asinh = defop("asinh", np.arcsinh, x=lambda g, x: g / F.sqrt(x * x + 1),          jvp=ELEMENTWISE)
-acosh = defop("acosh", np.arccosh, x=lambda g, x: g / F.sqrt(x * x - 1),          jvp=ELEMENTWISE)
+tanh  = defop("tanh",  np.tanh,    x=lambda g, out: g * (1 - F.square(out)),      jvp=ELEMENTWISE)
+asinh = defop("asinh", np.arcsinh, x=lambda g, x: g * F.rsqrt(F.square(x) + 1),   jvp=ELEMENTWISE)
+acosh = defop("acosh", np.arccosh, x=lambda g, x: g * F.rsqrt(F.square(x) - 1),   jvp=ELEMENTWISE)
 atanh = defop("atanh", np.arctanh, x=lambda g, x: g / (1 - x * x),                jvp=ELEMENTWISE)
 
 # ----- activations, kinks and selections ------------------------------------------------------
-sigmoid = defop("sigmoid", K.sigmoid, x=lambda g, out: g * out * (1 - out),       jvp=ELEMENTWISE)
+sigmoid = defop("sigmoid", K.sigmoid, x=lambda g, out: g * (out - F.square(out)),  jvp=ELEMENTWISE)
 relu    = defop("relu",    K.relu,    x=lambda g, out: R.select_grad(g, F.gt(out, 0)), jvp=ELEMENTWISE)  # 0 at 0
 abs     = defop("abs",     np.abs,    x=lambda g, x: g * F.sign(x), jvp=ELEMENTWISE)  # 0 at 0, as torch
 sign    = defop("sign",    np.sign,   x=lambda g: R.zeros(g), jvp=ELEMENTWISE)        # zero grad, as torch

@@ -10,9 +10,10 @@ from typing import Any
 import numpy as np
 
 import funcgrad.ops as F
-from funcgrad.autograd.structured import copy_to_write
+from funcgrad.core.structured import copy_to_write
 from funcgrad.ops import formulas as R
 from funcgrad.ops import kernels as K
+from funcgrad.ops.inplace import inplace
 from funcgrad.ops.registry import ELEMENTWISE, NONDIFF, composite, defop, tensor_method
 
 
@@ -250,9 +251,7 @@ tensor_method("__getitem__")(getitem)
 @tensor_method("__setitem__")
 def _setitem(self: Any, index: Any, value: Any) -> None:
     """``self[index] = value`` in place: records ``index_put`` as self's new history."""
-    from funcgrad.tensor import _inplace
-
-    _inplace(self, index_put, index, value)
+    inplace(self, index_put, index, value)
 
 
 # ----- splitting into views -------------------------------------------------------------------

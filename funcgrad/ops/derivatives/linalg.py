@@ -14,10 +14,11 @@ from scipy.linalg.lapack import get_lapack_funcs
 
 import funcgrad.ops as F
 from funcgrad.ops import formulas as R
-from funcgrad.ops.registry import defop
+from funcgrad.ops.registry import composite, defop
 
 __all__ = ["LinAlgError", "linalg_inv", "linalg_det", "linalg_slogdet", "linalg_solve", "linalg_cholesky",
-           "linalg_qr", "linalg_eigh", "linalg_svd", "linalg_svdvals", "linalg_pinv", "linalg_vector_norm"]
+           "linalg_qr", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "linalg_svdvals", "linalg_pinv",
+           "linalg_vector_norm", "logdet"]
 
 
 class LinAlgError(RuntimeError, np.linalg.LinAlgError):
@@ -121,6 +122,12 @@ def _eigh(A):
     return L, V
 
 
+def _eigvalsh(A):
+    """The eigenvalues (ascending) of a symmetric A, read from its lower triangle."""
+    _check_square("linalg.eigvalsh", A)
+    return np.linalg.eigvalsh(A, UPLO="L")
+
+
 def _svd(A, full_matrices=True):
     """The SVD (U, S, Vh) of A with A = U diag(S) Vh, S descending; U, Vh square when ``full_matrices``."""
     U, S, Vh = np.linalg.svd(A, full_matrices=full_matrices)
@@ -167,24 +174,43 @@ def _right_solve(B, R_):
     return R.mT(linalg_solve(R_, R.mT(B)))
 
 
-def _scaled_inv_t(scale, A, op):
-    """scale[..., None, None] * A^{-T}, saying clearly when A is singular."""
+def _matrix_scale(s):
+    """(...) -> (..., 1, 1): a per-matrix scalar (with any batch dims) ready to scale matrices."""
+    return F.reshape(s, tuple(np.shape(s)) + (1, 1))
+
+
+def _cofactor(A, det):
+    """The cofactor matrix adj(A)^T = d det(A)/dA, for any square A (``det`` = det(A)): det(A) A^{-T} when A is
+    invertible; at an exactly singular A (as torch) det(U V^T) U diag(prod_{j != i} S_j) V^T from the SVD
+    A = U diag(S) V^T, right at every rank and differentiable without dividing by any S_j."""
     try:
-        A_inv = linalg_inv(A)
+        return _matrix_scale(det) * R.mT(linalg_inv(A))
     except LinAlgError:
-        raise NotImplementedError(f"{op}: the derivative at an exactly singular matrix is not implemented "
-                                  f"(it needs A^-1); perturb A or differentiate elsewhere") from None
-    return F.reshape(scale, tuple(np.shape(scale)) + (1, 1)) * R.mT(A_inv)
+        U, S, Vh = linalg_svd(A)
+        others = F.prod(F.where(np.eye(S.shape[-1], dtype=bool), 1.0, R.as_row(S)), -1)  # prod_{j != i} S_j
+        sign = R.constant(F.sign(linalg_det(U) * linalg_det(Vh)))  # det(U V^T) = +-1, piecewise constant
+        return (U * R.as_row(others * R.as_column(sign))) @ Vh
+
+
+def _inverse_t(A):
+    """A^{-T} = cofactor(A) / det(A); at an exactly singular A that quotient is read with IEEE rules (+-inf,
+    NaN where the cofactor is 0 too), as torch's gradients of slogdet there are not finite either."""
+    try:
+        return R.mT(linalg_inv(A))
+    except LinAlgError:
+        det = linalg_det(A)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return _cofactor(A, det) / _matrix_scale(det)
 
 
 def det_grad(g, A, out):
-    """d det(A)/dA = det(A) A^{-T} (A nonsingular)."""
-    return _scaled_inv_t(g * out, A, "linalg.det")
+    """d det(A)/dA = cofactor(A) = det(A) A^{-T} (A invertible); the adjugate's transpose at a singular A."""
+    return _matrix_scale(g) * _cofactor(A, out)
 
 
 def slogdet_grad(g, A):
-    """d log|det A|/dA = A^{-T}; the sign is piecewise constant, so it adds nothing."""
-    return _scaled_inv_t(g[1], A, "linalg.slogdet")
+    """d log|det A|/dA = A^{-T} (not finite at a singular A); the sign is piecewise constant, so it adds nothing."""
+    return None if g[1] is None else _matrix_scale(g[1]) * _inverse_t(A)
 
 
 def solve_B_grad(g, A, B_shape):
@@ -214,8 +240,8 @@ def qr_grad(g, out):
     """A = QR (reduced). For m >= n (Liao et al. 2019):
     gA = (gQ + Q copyltu(M)) R^{-T}, M = R gR^T - gQ^T Q, copyltu(M) = tril(M) + tril(M, -1)^T.
     For m < n split A = [X | Y], R = [U | V] with X = QU square: gY = Q gV and gX is the square case
-    with gQ + Y gV^T in place of gQ."""
-    gQ, gR = g
+    with gQ + Y gV^T in place of gQ. An output that received no gradient counts as 0."""
+    gQ, gR = R.zeros_for_undefined(g, out)
     Q, R_ = out
     m, n = Q.shape[-2], R_.shape[-1]
     if m >= n:
@@ -234,35 +260,57 @@ def _qr_square_grad(gQ, gR, Q, R_):
 
 def eigh_grad(g, out):
     """A = V diag(L) V^T: gA = lower(V (diag(gL) + (V^T gV) o E) V^T), E_ij = 1/(L_j - L_i) off the
-    diagonal, 0 on it (distinct eigenvalues)."""
+    diagonal, 0 on it (distinct eigenvalues). The term of an output that received no gradient is skipped,
+    as torch: the eigenvalues alone give lower(V diag(gL) V^T), finite at repeated eigenvalues too."""
     gL, gV = g
     L, V = out
-    inner = R.as_column(gL) * np.eye(L.shape[-1]) + (R.mT(V) @ gV) * R.off_diagonal_inverse(R.as_row(L) - R.as_column(L))
+    if gV is None:
+        return _eigenvalues_grad(gL, V)
+    inner = (R.mT(V) @ gV) * R.off_diagonal_inverse(R.as_row(L) - R.as_column(L))
+    if gL is not None:
+        inner = inner + R.as_column(gL) * np.eye(L.shape[-1])
     return R.lower_grad(V @ inner @ R.mT(V))
+
+
+def _eigenvalues_grad(gL, V):
+    """The eigenvalues L of A = V diag(L) V^T alone: gA = lower(V diag(gL) V^T)."""
+    return R.lower_grad((V * R.as_row(gL)) @ R.mT(V))
+
+
+def eigvalsh_grad(g, A):
+    """gA = lower(V diag(g) V^T), with V from A's eigh (as torch, which takes eigh's rule without gV)."""
+    return _eigenvalues_grad(g, linalg_eigh(A)[1])
 
 
 def svd_grad(g, out, full_matrices):
     """A = U diag(S) V^T, V = Vh^T, k = min(m, n), E_ij = 1/(S_j^2 - S_i^2) off the diagonal, 0 on it:
     gA = U [(skew(U^T gU) o E) S + S (skew(V^T gV) o E) + diag(gS)] V^T
          + (I - U U^T) gU S^{-1} V^T + U S^{-1} gV^T (I - V V^T),   skew(X) = X - X^T.
-    With ``full_matrices`` the columns of U and V past k are arbitrary bases: their gradients are
-    ignored, as torch."""
+    The terms of an output that received no gradient are skipped, as torch: the singular values alone
+    give U diag(gS) V^T, finite at repeated (or zero) singular values too. With ``full_matrices`` the
+    columns of U and V past k are arbitrary bases: their gradients are ignored, as torch."""
     gU, gS, gVh = g
     U, S, Vh = out
     m, n = U.shape[-2], Vh.shape[-1]
     k = min(m, n)
     if full_matrices and m != n:
-        U, gU = R.column_slice(U, 0, k), R.column_slice(gU, 0, k)
-        Vh, gVh = R.mT(R.column_slice(R.mT(Vh), 0, k)), R.mT(R.column_slice(R.mT(gVh), 0, k))
-    UtgU = R.mT(U) @ gU
-    VtgV = Vh @ R.mT(gVh)
+        U, Vh = R.column_slice(U, 0, k), R.mT(R.column_slice(R.mT(Vh), 0, k))
+        gU = None if gU is None else R.column_slice(gU, 0, k)
+        gVh = None if gVh is None else R.mT(R.column_slice(R.mT(gVh), 0, k))
+    if gU is None and gVh is None:
+        return (U * R.as_row(gS)) @ Vh
     E = R.off_diagonal_inverse(R.as_row(S * S) - R.as_column(S * S))
-    inner = ((UtgU - R.mT(UtgU)) * E * R.as_row(S) + R.as_column(S) * (VtgV - R.mT(VtgV)) * E
-             + R.as_column(gS) * np.eye(k))
-    gA = U @ inner @ Vh
-    if m > k:
+    terms = [] if gS is None else [R.as_column(gS) * np.eye(k)]
+    if gU is not None:
+        UtgU = R.mT(U) @ gU
+        terms.append((UtgU - R.mT(UtgU)) * E * R.as_row(S))
+    if gVh is not None:
+        VtgV = Vh @ R.mT(gVh)
+        terms.append(R.as_column(S) * (VtgV - R.mT(VtgV)) * E)
+    gA = U @ sum(terms[1:], terms[0]) @ Vh
+    if m > k and gU is not None:
         gA = gA + ((gU - U @ UtgU) / R.as_row(S)) @ Vh
-    if n > k:
+    if n > k and gVh is not None:
         gA = gA + U @ ((gVh - R.mT(VtgV) @ Vh) / R.as_column(S))
     return gA
 
@@ -308,13 +356,13 @@ def _trace_product(P, X):
 
 
 def det_jvp(A_t, A, out):
-    """d det(A) = <det(A) A^{-T}, dA> = det(A) tr(A^{-1} dA)."""
-    return _trace_product(_scaled_inv_t(out, A, "linalg.det"), A_t)
+    """d det(A) = <cofactor(A), dA> = det(A) tr(A^{-1} dA) (A invertible)."""
+    return _trace_product(_cofactor(A, out), A_t)
 
 
 def slogdet_jvp(A_t, A):
     """d log|det A| = tr(A^{-1} dA); the sign is piecewise constant: no tangent."""
-    return None, _trace_product(_scaled_inv_t(np.ones(np.shape(A)[:-2]), A, "linalg.slogdet"), A_t)
+    return None, _trace_product(_inverse_t(A), A_t)
 
 
 def solve_jvp(A_t, B_t, A, B, out):
@@ -362,6 +410,12 @@ def eigh_jvp(A_t, out):
     L, V = out
     P = R.mT(V) @ _symmetric_from_lower(A_t) @ V
     return F.diagonal(P, 0, -2, -1), V @ (P * R.off_diagonal_inverse(R.as_row(L) - R.as_column(L)))
+
+
+def eigvalsh_jvp(A_t, A):
+    """dL = diag(V^T dA V), with V from A's eigh (A read from its lower triangle)."""
+    V = linalg_eigh(A)[1]
+    return F.diagonal(R.mT(V) @ _symmetric_from_lower(A_t) @ V, 0, -2, -1)
 
 
 def svd_jvp(A_t, out, full_matrices):
@@ -414,7 +468,22 @@ linalg_solve    = defop("linalg_solve",    _solve,    A=solve_A_grad, B=solve_B_
 linalg_cholesky = defop("linalg_cholesky", _cholesky, A=cholesky_grad, jvp=cholesky_jvp)
 linalg_qr       = defop("linalg_qr",       _qr,       A=qr_grad, multi_output=True, jvp=qr_jvp)
 linalg_eigh     = defop("linalg_eigh",     _eigh,     A=eigh_grad, multi_output=True, jvp=eigh_jvp)
+linalg_eigvalsh = defop("linalg_eigvalsh", _eigvalsh, A=eigvalsh_grad, jvp=eigvalsh_jvp)
 linalg_svd      = defop("linalg_svd",      _svd,      A=svd_grad, multi_output=True, jvp=svd_jvp)
 linalg_svdvals  = defop("linalg_svdvals",  _svdvals,  A=svdvals_grad, jvp=svdvals_jvp)
 linalg_pinv     = defop("linalg_pinv",     _pinv,     A=pinv_grad, jvp=pinv_jvp)
 linalg_vector_norm = defop("linalg_vector_norm", _vector_norm, x=vector_norm_grad, jvp=vector_norm_jvp)
+
+
+@composite
+def logdet(x):
+    """log det(x) of a square matrix (or a stack), as torch.logdet: -inf where det(x) = 0 and NaN where it is
+    negative, where the gradient is 0 (as torch); elsewhere the gradient is x^{-T}.
+
+    Example:
+        >>> import funcgrad as fg
+        >>> fg.logdet(fg.tensor([[2.0, 0.0], [0.0, -1.0]]))
+        tensor(nan)
+    """
+    sign, logabsdet = linalg_slogdet(x)
+    return F.where(F.lt(sign, 0), np.nan, logabsdet)

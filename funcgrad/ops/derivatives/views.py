@@ -6,7 +6,7 @@
 import numpy as np
 
 import funcgrad.ops as F
-from funcgrad.autograd.structured import copy_to_write
+from funcgrad.core.structured import copy_to_write
 from funcgrad.ops.registry import LINEAR, defop
 
 

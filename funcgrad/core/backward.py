@@ -1,16 +1,16 @@
 """``backward`` and ``grad``: argument checking and seeding, each a few lines over ``run_backward``."""
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from funcgrad.autograd.dispatch import DISPATCH
-from funcgrad.autograd.engine import run_backward
-from funcgrad.autograd.structured import Structured
-from funcgrad.tensor import Tensor
+from funcgrad.core.buffers import unshared
+from funcgrad.core.dispatch import DISPATCH
+from funcgrad.core.engine import run_backward
+from funcgrad.core.structured import Structured
+from funcgrad.core.tensor import Tensor
 
 __all__ = ["backward", "grad"]
 
@@ -144,30 +144,8 @@ def grad(outputs: _Tensors, inputs: _Tensors, grad_outputs: Any = None, retain_g
                 g = np.zeros(shape, t.dtype)
         elif tuple(g.shape) != ((g.shape[0],) if is_grads_batched else ()) + t.shape:
             g = np.broadcast_to(g, ((g.shape[0],) if is_grads_batched else ()) + t.shape)
-        results.append(None if g is None else g if isinstance(g, Tensor) else Tensor(_unshared(g)))
+        results.append(None if g is None else g if isinstance(g, Tensor) else Tensor(unshared(g)))
     return tuple(results)
-
-
-def _unshared(g: Any) -> np.ndarray:
-    """``g`` as an array nothing else can see: itself when nothing else refers to its memory, else a copy."""
-    if isinstance(g, Structured):
-        return g.dense()  # a new array
-    return np.array(g, copy=True) if _shared(g) else g
-
-
-def _shared(g: Any) -> bool:
-    """True unless ``g`` is an array nothing else can see: it owns its memory, or it views an array
-    that only it still refers to (a reshape of a temporary of the pass), so it can be returned as is."""
-    if type(g) is not np.ndarray or not g.flags.writeable:
-        return True
-    return g.base is not None and _base_refs(g) > _SOLE_BASE_REFS
-
-
-def _base_refs(view: np.ndarray) -> int:
-    return sys.getrefcount(view.base)
-
-
-_SOLE_BASE_REFS = _base_refs(np.zeros(1)[:1])  # the view's own reference plus the call's argument
 
 
 def _check_inputs(inputs: tuple[Any, ...]) -> None:

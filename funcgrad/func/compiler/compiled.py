@@ -9,7 +9,8 @@ derivative workloads (a Hessian-vector product, a Jacobian) cost close to the ha
 NumPy they amount to.
 
 What a recording cannot reproduce, it does not: a function that reads input values into Python
-(``if x.sum() > 0``) gets those reads guarded, and a replay that meets a different value runs the
+(``if x.sum() > 0``), or the shape of an array whose shape depends on values (``len(x[x > 0])``,
+``np.unique(x).shape``), gets those reads guarded, and a replay that meets a different value runs the
 function normally instead (with a warning, once); a function whose arrays leave NumPy (SciPy's
 LAPACK wrappers, ``np.asarray`` of a traced array) or that writes into its inputs is not recorded
 and always runs normally. Every call's result is exactly what calling the function gives.
@@ -23,12 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad.autograd.dispatch import DISPATCH
-from funcgrad.autograd.grad_mode import is_grad_enabled
-from funcgrad.func.program import GuardFailed, Program
-from funcgrad.func.tracing import Recorder, Traced, active_recorder
+from funcgrad.core.dispatch import DISPATCH
+from funcgrad.core.grad_mode import is_grad_enabled
+from funcgrad.core.tensor import Tensor
+from funcgrad.func.compiler.program import GuardFailed, Program
+from funcgrad.func.compiler.tracing import Recorder, Traced, active_recorder
 from funcgrad.functional._pytree import tree_flatten, tree_unflatten
-from funcgrad.tensor import Tensor
 
 __all__ = ["jit"]
 

@@ -2,21 +2,21 @@
 
 The array is ``data``; the metadata is what the graph needs (``requires_grad``, ``grad``,
 ``grad_fn``, ``output_nr``, a version counter shared with views, hooks). Arithmetic and the other
-differentiable methods are the op table's functions, installed at import by ``_install_methods``.
+differentiable methods are the op table's functions, installed when ``funcgrad.ops`` is imported
+(``funcgrad.ops.install``).
 """
 from __future__ import annotations
 
-import inspect
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from funcgrad.autograd.dispatch import DISPATCH
-from funcgrad.autograd.grad_mode import STATE
-from funcgrad.autograd.graph import AccumulateGrad, Node, RemovableHandle, add_hook
-from funcgrad.autograd.structured import Structured
+from funcgrad.core.structured import Structured
+
+if TYPE_CHECKING:
+    from funcgrad.core.graph import AccumulateGrad, Node, RemovableHandle
 
 __all__ = ["Tensor"]
 
@@ -108,7 +108,7 @@ class Tensor:
         extra = self._get_extra()
         node = extra.acc() if extra.acc is not None else None
         if node is None:
-            node = AccumulateGrad(self)
+            node = graph.AccumulateGrad(self)
             extra.acc = weakref.ref(node)
         return node
 
@@ -175,9 +175,7 @@ class Tensor:
             create_graph: record the backward itself, for higher derivatives.
             inputs: accumulate only into these tensors.
         """
-        from funcgrad.autograd.api import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        api.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
         """Call ``hook(grad)`` whenever a gradient for this tensor is computed; a Tensor returned
@@ -190,7 +188,7 @@ class Tensor:
         extra = self._get_extra()
         if extra.hooks is None:
             extra.hooks = {}
-        return add_hook(extra.hooks, hook)
+        return graph.add_hook(extra.hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
         """Call ``hook(tensor)`` after a gradient was accumulated into this leaf's ``.grad``."""
@@ -201,7 +199,7 @@ class Tensor:
         extra = self._get_extra()
         if extra.post_acc_hooks is None:
             extra.post_acc_hooks = {}
-        return add_hook(extra.post_acc_hooks, hook)
+        return graph.add_hook(extra.post_acc_hooks, hook)
 
     def retain_grad(self) -> None:
         """Make this non-leaf tensor keep its ``.grad`` after backward (no-op on leaves)."""
@@ -318,137 +316,7 @@ class Tensor:
             extras.append("requires_grad=True")
         return f"tensor({', '.join([body] + extras)})"
 
-    def to(self, dtype: Any) -> Tensor:
-        """This tensor converted to ``dtype`` (itself when it already has it); differentiable."""
-        if np.dtype(dtype) == self.data.dtype:
-            return self
-        from funcgrad import ops
 
-        return ops.to_copy(self, np.dtype(dtype))
-
-    def double(self) -> Tensor:
-        """``to(float64)``."""
-        return self.to(np.float64)
-
-    def float(self) -> Tensor:
-        """``to(float32)``, as torch's ``Tensor.float``."""
-        return self.to(np.float32)
-
-    @property
-    def T(self) -> Tensor:
-        """All dimensions reversed."""
-        from funcgrad import ops
-
-        return ops.permute(self, tuple(range(self.data.ndim - 1, -1, -1)))
-
-    @property
-    def mT(self) -> Tensor:
-        """The last two dimensions swapped (a batch of matrices transposed)."""
-        from funcgrad import ops
-
-        return ops.transpose(self, -2, -1)
-
-
-# ----- in-place operations -----------------------------------------------------------------------
-def _write(target: Tensor, result: Any) -> None:
-    """Copy ``result`` into ``target``'s memory and bump its version."""
-    shape = np.shape(result)
-    if shape != target.data.shape and np.broadcast_shapes(shape, target.data.shape) != target.data.shape:
-        raise RuntimeError(f"output with shape {list(target.data.shape)} doesn't match the broadcast shape "
-                           f"{list(np.broadcast_shapes(shape, target.data.shape))}")
-    if not target.data.flags.writeable:
-        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to "
-                           "a single memory location (or it is read-only). Please clone() the tensor before "
-                           "performing the operation.")
-    try:
-        np.copyto(target.data, result, casting="same_kind")
-    except TypeError:
-        raise RuntimeError(f"result type {np.result_type(result)} can't be cast to the desired output type "
-                           f"{target.data.dtype}") from None
-    target._version_counter[0] += 1
-
-
-def _inplace(self: Tensor, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Tensor:
-    """Run ``fn(self, *args)`` and store the result in ``self``, recording it as self's new history."""
-    if self._requires_grad and self.grad_fn is None and STATE.grad_enabled:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation. "
-                           "Wrap the update in `with funcgrad.no_grad():` (as optimizers do) or work on a "
-                           "clone().")
-    dual = False
-    if DISPATCH.active:  # anomaly mode notes the op (for a later version error); forward AD carries tangents
-        from funcgrad.autograd import forward_ad
-        from funcgrad.autograd.anomaly_mode import record_inplace
-
-        record_inplace(self, fn.__name__)
-        dual = forward_ad.has_tangent(self, *args)
-    from funcgrad.autograd.views import inplace_on_view, refresh_views
-
-    records = STATE.grad_enabled and (self._requires_grad or any(
-        isinstance(a, Tensor) and a._requires_grad for a in args))
-    if not records and not dual:
-        plain = [a.data if isinstance(a, Tensor) else a for a in args]
-        _write(self, fn(self.data, *plain, **kwargs))
-        return self
-    if self._base is not None:
-        return inplace_on_view(self, fn, args, kwargs, records)
-    old = (Tensor._from_node(self.data.copy(), self.grad_fn, self.output_nr, [0]) if self.grad_fn is not None
-           else Tensor._wrap(self.data.copy()))
-    if dual:
-        forward_ad.carry_tangent(self, old)
-    result = fn(old, *args, **kwargs)
-    _write(self, result.data)
-    if records:
-        self.grad_fn, self.output_nr, self._requires_grad = result.grad_fn, result.output_nr, result._requires_grad
-        refresh_views(self)
-    if dual:
-        forward_ad.inplace_tangent(self, result)
-    return self
-
-
-def _install_methods() -> None:
-    """Give Tensor the op table's functions as methods, plus Python's operators and in-place forms."""
-    from funcgrad import ops
-    from funcgrad.ops.registry import COMPOSITES, METHODS
-
-    for name, spec in ops.OPS.items():
-        is_method = spec.params and spec.params[0] in spec.rules and not name.startswith("linalg_")
-        if is_method and not hasattr(Tensor, name):
-            setattr(Tensor, name, getattr(ops, name))
-    for name, fn in COMPOSITES.items():
-        params = list(inspect.signature(fn).parameters)
-        if params and params[0] == "x" and not hasattr(Tensor, name):
-            setattr(Tensor, name, fn)
-    for name, fn in METHODS.items():
-        setattr(Tensor, name, fn)
-
-    def reflected(fn: Callable[..., Any]) -> Callable[..., Any]:
-        def method(self: Tensor, other: Any) -> Any:
-            return fn(other, self)
-        return method
-
-    def in_place(fn: Callable[..., Any]) -> Callable[..., Any]:
-        def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-            return _inplace(self, fn, *args, **kwargs)
-        method.__doc__ = f"In-place {fn.__name__}: self = {fn.__name__}(self, ...); bumps the version."
-        return method
-
-    binary = {"add": ops.add, "sub": ops.sub, "mul": ops.mul, "truediv": ops.div, "floordiv": ops.floor_divide,
-              "mod": ops.remainder, "pow": ops.pow}
-    for name, fn in binary.items():
-        setattr(Tensor, f"__{name}__", fn)
-        setattr(Tensor, f"__r{name}__", reflected(fn))
-        setattr(Tensor, f"__i{name}__", in_place(fn))
-    for name, fn in {"eq": ops.eq, "ne": ops.ne, "lt": ops.lt, "le": ops.le, "gt": ops.gt, "ge": ops.ge}.items():
-        setattr(Tensor, f"__{name}__", fn)
-    Tensor.__neg__ = ops.neg
-    Tensor.__abs__ = ops.abs
-    Tensor.__invert__ = ops.logical_not
-    Tensor.__and__ = ops.logical_and
-    Tensor.__or__ = ops.logical_or
-    Tensor.__xor__ = ops.logical_xor
-    for name in ("add", "sub", "mul", "div", "pow", "clamp", "exp", "log", "sqrt", "neg", "abs", "sin", "cos",
-                 "tanh", "sigmoid", "relu", "floor", "ceil", "round", "sign", "remainder", "reciprocal"):
-        setattr(Tensor, f"{name}_", in_place(getattr(ops, name)))
-    Tensor.fill_ = in_place(ops.fill)
-    Tensor.copy_ = in_place(ops.copy)
-    Tensor.zero_ = lambda self: _inplace(self, ops.fill, 0)
+# The graph and ``backward`` refer to Tensor, so they are imported once it is defined.
+from funcgrad.core import backward as api  # noqa: E402
+from funcgrad.core import graph  # noqa: E402

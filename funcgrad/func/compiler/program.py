@@ -1,4 +1,4 @@
-"""A recorded program: the steps a traced call took, replayed on new arrays (see ``funcgrad.func.tracing``).
+"""A recorded program: the steps a traced call took, replayed on new arrays (see ``funcgrad.func.compiler.tracing``).
 
 A step is a function, its argument templates (``Slot`` for a program value, anything else a literal)
 and where its result goes: a slot, a tuple of slots, nothing (a call writing in place), or a ``Guard``

@@ -12,6 +12,9 @@ What a replay cannot repeat is caught while recording:
 - a *guard*: a traced value read into Python (``bool``, ``float``, ``item``, a NumPy function
   returning a Python value). Its step recomputes the value on replay and stops the replay
   (``GuardFailed``) if it differs, since the Python code after it may then take another path;
+- a *shape guard*: the shape (``len``, ``size``, ...) of an array whose shape depends on values (a
+  boolean mask's selection, ``nonzero``, ``unique``, ``repeat``..., and everything computed from one)
+  read into Python. Shapes of other arrays follow from the input shapes, which a signature fixes;
 - an *escape*: a traced value leaving NumPy's view (``np.asarray`` of it, SciPy's LAPACK wrappers,
   writing it into a plain array). The recording is then unusable (``Recorder.escape`` says why);
   the call's own result is still right, as every step was computed for real.
@@ -28,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from funcgrad.autograd.structured import Structured, dense_copy
-from funcgrad.func.program import Guard, Program, Slot
+from funcgrad.core.structured import Structured, dense_copy
+from funcgrad.func.compiler.program import Guard, Program, Slot
 
 __all__ = ["Traced", "Recorder", "active_recorder", "overlapping"]
 
@@ -44,7 +47,16 @@ _EQUIVALENTS: dict[Any, tuple[Any, int, frozenset[str]]] = {  # func -> (equival
     np.reshape: (np.ndarray.reshape, 2, frozenset()),
     np.transpose: (np.ndarray.transpose, 2, frozenset()),
 }
-_STATIC_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "itemsize", "nbytes", "strides"})
+_STATIC_ATTRIBUTES = frozenset({"dtype", "ndim", "itemsize"})
+# attributes that follow from the shape: static too, unless the shape depends on values (then guarded)
+_SHAPE_ATTRIBUTES = frozenset({"shape", "size", "nbytes", "strides"})
+# functions whose results' shapes depend on their arguments' values, not only on their shapes
+_VALUE_SHAPED_FUNCTIONS = frozenset({
+    np.nonzero, np.flatnonzero, np.argwhere, np.extract, np.compress, np.unique, np.union1d, np.intersect1d,
+    np.setdiff1d, np.setxor1d, np.trim_zeros, np.repeat, np.bincount, np.histogram, np.histogram_bin_edges,
+    np.histogram2d, np.histogramdd, np.delete, np.insert, np.split, np.array_split, np.pad, np.resize,
+    *(getattr(np, name) for name in ("unique_all", "unique_counts", "unique_inverse", "unique_values")
+      if hasattr(np, name))})
 _VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
 _MUTATING_METHODS = frozenset({"fill", "sort", "put", "resize", "partition", "setfield", "itemset", "setflags"})
 _MUTATING_FUNCTIONS = frozenset({np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis})
@@ -68,8 +80,18 @@ class Traced(Structured):
 
     @property
     def shape(self) -> tuple[int, ...]:  # type: ignore[override]
-        """The concrete value's shape."""
-        return np.shape(self.value)
+        """The concrete value's shape (guarded when it depends on values)."""
+        return self.recorder.read_shape(self, np.shape)  # type: ignore[no-any-return]
+
+    @property
+    def ndim(self) -> int:
+        """The concrete value's number of dims (never depends on values)."""
+        return np.ndim(self.value)
+
+    @property
+    def size(self) -> int:
+        """The concrete value's number of elements (guarded when it depends on values)."""
+        return self.recorder.read_shape(self, np.size)  # type: ignore[no-any-return]
 
     @property
     def dtype(self) -> np.dtype:
@@ -80,7 +102,7 @@ class Traced(Structured):
         return f"Traced(shape={self.shape}, dtype={self.dtype})"
 
     def __len__(self) -> int:
-        return len(self.value)
+        return self.recorder.read_shape(self, len)  # type: ignore[no-any-return]
 
     def __iter__(self) -> Any:
         return (self[i] for i in range(len(self)))
@@ -91,6 +113,8 @@ class Traced(Structured):
         return self.recorder.call(fn, inputs, kwargs, mutates=0 if method == "at" else None)
 
     def __array_function__(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if func in _SHAPE_FUNCTIONS and args and isinstance(args[0], Traced):
+            return self.recorder.read_shape(args[0], func, *args[1:], **kwargs)
         if func in _STATIC_FUNCTIONS:
             return func(*_concrete(args), **_concrete(kwargs))
         if func in _ALIASING_FUNCTIONS:
@@ -117,6 +141,8 @@ class Traced(Structured):
             raise AttributeError(name)
         if name in _STATIC_ATTRIBUTES:
             return getattr(self.value, name)
+        if name in _SHAPE_ATTRIBUTES:
+            return self.recorder.read_shape(self, _attribute(name))
         if name in _VIEW_ATTRIBUTES:
             return self.recorder.call(_attribute(name), (self,), {})
         if not callable(getattr(self.value, name)):
@@ -170,6 +196,23 @@ def _method(name: str) -> Callable[..., Any]:
     return _METHODS[name]
 
 
+_VALUE_SHAPED_METHODS = frozenset(_method(name) for name in ("nonzero", "compress", "repeat"))
+_SHAPE_FUNCTIONS = frozenset({np.shape, np.size})
+
+
+def _traced_in(value: Any) -> list[Traced]:
+    """The Traced arrays in ``value`` (also inside lists, tuples, dicts and slices)."""
+    if isinstance(value, Traced):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [t for v in value for t in _traced_in(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _traced_in(v)]
+    if isinstance(value, slice):
+        return _traced_in((value.start, value.stop, value.step))
+    return []
+
+
 def _concrete(value: Any) -> Any:
     """``value`` with every Traced (also inside lists, tuples and dicts) replaced by its concrete value."""
     if isinstance(value, Traced):
@@ -210,6 +253,7 @@ class Recorder:
         self._roots = list({id(a): a for a in inputs}.values())  # the arrays the program starts from
         self.roots_overlap = overlapping(self._roots)
         self.aliasing_read = False
+        self.value_shaped: set[int] = set()  # slots whose shapes depend on values, not only on input shapes
 
     def __enter__(self) -> Recorder:
         _RECORDERS.append(self)
@@ -235,6 +279,30 @@ class Recorder:
             self.escape("asked whether it shares memory while inputs or captured arrays overlap each other",
                         steps_complete=True)
         return func(*_concrete(tuple(args)), **_concrete(kwargs))
+
+    def read_shape(self, traced: Traced, read: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``read(value, *args, **kwargs)``, a fact that follows from the shape (shape, size, len...): guarded
+        when the shape depends on values, since the Python code that reads it may do other work for another
+        shape."""
+        if traced.slot in self.value_shaped and not self.closed and traced.recorder is self:
+            return self.call(read, (traced, *args), kwargs)
+        return read(traced.value, *args, **kwargs)
+
+    def _shape_follows_values(self, fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
+        """Whether ``fn(*args, **kwargs)``'s result shape may depend on values: a value-shaped function, a
+        boolean-mask index or ``np.where(condition)``, an argument whose own shape depends on values, or
+        (to be safe) an integer or boolean argument of anything but a ufunc or an index (``reshape(x, s)``).
+        Marking too much costs a replay only guards that hold."""
+        if fn in _VALUE_SHAPED_FUNCTIONS or fn in _VALUE_SHAPED_METHODS or (fn is np.where and len(args) == 1):
+            return True
+        traced = _traced_in((args, kwargs))
+        if any(t.slot in self.value_shaped for t in traced):
+            return True
+        if fn is operator.getitem:
+            return any(t.value.dtype == bool for t in _traced_in(args[1:]))
+        if isinstance(fn, np.ufunc) or isinstance(getattr(fn, "__self__", None), np.ufunc):
+            return False
+        return any(t.value.dtype.kind in "biu" for t in traced)
 
     def call(self, fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
              mutates: int | None = None) -> Any:
@@ -262,6 +330,8 @@ class Recorder:
         if isinstance(result, tuple | list) and result and all(_is_value(r) for r in result):
             outputs = [_known_or(known.get(id(r)), r, self._traced) for r in result]
             self.steps.append((fn, *template, tuple(t.slot for t in outputs), writes))
+            if self._shape_follows_values(fn, args, kwargs):
+                self.value_shaped.update(t.slot for t in outputs)
             return type(result)(*outputs) if hasattr(result, "_fields") else type(result)(outputs)
         if _is_value(result):
             same = known.get(id(result))
@@ -271,6 +341,8 @@ class Recorder:
                 return same  # else an argument returned as it is (astype(copy=False)): no step
             traced = self._traced(result)
             self.steps.append((fn, *template, traced.slot, writes))
+            if self._shape_follows_values(fn, args, kwargs):
+                self.value_shaped.add(traced.slot)
             return traced
         # a Python value, guarded; or None from a call that writes in place
         self.steps.append((fn, *template, Guard(result) if result is not None else None, writes))

@@ -6,6 +6,8 @@ the op registry and the engine read it.
 from __future__ import annotations
 
 import functools
+import inspect
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -53,7 +55,10 @@ class _Mode:
         STATE.grad_enabled, STATE.inference = self._saved
 
     def __call__(self, fn: F) -> F:
-        """Use the mode as a decorator: ``fn`` runs inside a fresh copy of this mode."""
+        """Use the mode as a decorator: ``fn`` runs inside a fresh copy of this mode (a generator function:
+        each of its steps does, and the caller's mode holds between them, as torch)."""
+        if inspect.isgeneratorfunction(fn):
+            return _generator_in_mode(self._clone, fn)  # type: ignore[return-value]
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -64,6 +69,34 @@ class _Mode:
 
     def _clone(self) -> _Mode:
         return self.__class__()
+
+
+def _generator_in_mode(mode: Callable[[], _Mode], fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn``, a generator function, with every step (start, ``send``, ``throw``, ``close``) run inside ``mode()``."""
+
+    @functools.wraps(fn)
+    def generator(*args: Any, **kwargs: Any) -> Any:
+        steps = fn(*args, **kwargs)
+        try:
+            with mode():
+                response = steps.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with mode():
+                        steps.close()
+                    raise
+                except BaseException:
+                    with mode():
+                        response = steps.throw(sys.exc_info()[1])
+                else:
+                    with mode():
+                        response = steps.send(request)
+        except StopIteration as stop:
+            return stop.value
+
+    return generator
 
 
 class _NoArgMode(_Mode):
@@ -102,7 +135,11 @@ class set_grad_enabled(_Mode):
     """
 
     def __init__(self, mode: bool) -> None:
-        self._grad = bool(mode)
+        if type(mode) is not bool:
+            kind = type(mode)
+            name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+            raise TypeError(f"set_grad_enabled(): argument 'mode' (position 1) must be bool, not {name}")
+        self._grad = mode
         self._prev = (STATE.grad_enabled, STATE.inference)
         STATE.grad_enabled = self._grad
 

@@ -7,17 +7,18 @@ and no recursion (graphs of 100k+ nodes are fine). The engine knows no op; it on
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
-from funcgrad.autograd.dispatch import DISPATCH
-from funcgrad.autograd.grad_mode import STATE
-from funcgrad.autograd.graph import AccumulateGrad, Node
+from funcgrad.core.dispatch import DISPATCH
+from funcgrad.core.grad_mode import STATE
+from funcgrad.core.graph import AccumulateGrad, Node
+from funcgrad.core.tensor import Tensor
 
-__all__ = ["run_backward"]
+__all__ = ["run_backward", "register_gradient_space"]
 
 
 def _reachable(roots: Sequence[Node]) -> list[Node]:
@@ -46,23 +47,31 @@ def _on_path(order: list[Node], targets: set[Node]) -> set[Node]:
     return leads
 
 
-def _sum_to(grad: Any, shape: tuple[int, ...], batch: int) -> Any:
-    """Sum a gradient of a broadcast shape down to ``shape`` (keeping ``batch`` leading dims)."""
-    from funcgrad.ops import sum, sum_to
+class _GradientSpace:
+    """What the engine needs to know about gradients and cannot know itself, since it knows no op:
+    how to sum a broadcast gradient down to its input's shape and how to cast it to the input's dtype
+    (HIPS autograd's vector spaces). The op layer registers both at import."""
 
-    if batch:
-        extra = len(grad.shape) - batch - len(shape)  # dims broadcasting put between the batch dims and shape
-        if extra:
-            grad = sum(grad, dim=tuple(range(batch, batch + extra)))
-        return sum_to(grad, tuple(grad.shape[:batch]) + tuple(shape))
-    return sum_to(grad, shape)
+    __slots__ = ("sum_to", "cast")
+
+    def __init__(self) -> None:
+        self.sum_to: Callable[[Any, tuple[int, ...], int], Any] = _unregistered
+        self.cast: Callable[[Any, np.dtype], Any] = _unregistered
 
 
-def _cast(grad: Any, dtype: np.dtype) -> Any:
-    """A gradient cast to its input's dtype (recorded when it is a Tensor, under create_graph)."""
-    from funcgrad.ops import to_copy
+def _unregistered(*args: Any) -> Any:
+    raise RuntimeError("no gradient space is registered: import funcgrad (its op layer registers it)")
 
-    return to_copy(grad, dtype)
+
+_SPACE = _GradientSpace()
+
+
+def register_gradient_space(sum_to: Callable[[Any, tuple[int, ...], int], Any],
+                            cast: Callable[[Any, np.dtype], Any]) -> None:
+    """Register ``sum_to(grad, shape, batch)`` (sum a gradient of a broadcast shape down to ``shape``,
+    keeping ``batch`` leading dims) and ``cast(grad, dtype)`` (recorded when ``grad`` is a Tensor)."""
+    _SPACE.sum_to = sum_to
+    _SPACE.cast = cast
 
 
 def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Sequence[Any] | None = None,
@@ -133,9 +142,9 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
                     continue
                 shape, dtype = meta
                 if (g.shape[batch:] if batch else g.shape) != shape:
-                    g = _sum_to(g, shape, batch)
+                    g = _SPACE.sum_to(g, shape, batch)
                 if g.dtype != dtype:
-                    g = _cast(g, dtype)
+                    g = _SPACE.cast(g, dtype)
                 if nxt._n_outputs == 1 and nxt not in slots:
                     slots[nxt] = [g]
                 else:
@@ -195,9 +204,7 @@ class _GradBuffer:
             self.owned.discard((node, nr))
 
 
-def _run_pre_hooks(node: Node, grads: list[Any], create_graph: bool) -> list[Any]:
-    from funcgrad.tensor import Tensor
-
+def _run_pre_hooks(node: Node, grads: list[Any], as_tensors: bool) -> list[Any]:
     hooks = node._hooks
     grads = list(grads)
     for nr, fns in hooks.tensor_pre.items():  # type: ignore[union-attr]
@@ -205,7 +212,7 @@ def _run_pre_hooks(node: Node, grads: list[Any], create_graph: bool) -> list[Any
             if grads[nr] is not None:
                 result = fn(_as_tensor(grads[nr]))
                 if result is not None:
-                    grads[nr] = result if create_graph else _as_array(result)
+                    grads[nr] = result if as_tensors else _as_array(result)
     for nr, ref in hooks.retains.items():  # type: ignore[union-attr]
         tensor = ref()
         if tensor is not None and grads[nr] is not None:
@@ -217,7 +224,7 @@ def _run_pre_hooks(node: Node, grads: list[Any], create_graph: bool) -> list[Any
     for fn in list(hooks.pre.values()):  # type: ignore[union-attr]
         result = fn(tuple(_as_tensor_or_none(g) for g in grads))
         if result is not None:
-            grads = [r if create_graph or r is None else _as_array(r) for r in result]
+            grads = [r if as_tensors or r is None else _as_array(r) for r in result]
     return grads
 
 
@@ -230,17 +237,15 @@ def _run_post_hooks(node: Node, grads_in: Any, grads_out: list[Any], tensors: bo
     return grads_in
 
 
-def _accumulate_into(tensor: Any, grad: Any, create_graph: bool) -> None:
+def _accumulate_into(tensor: Any, grad: Any, as_tensors: bool) -> None:
     """``backward(inputs=...)`` on a non-leaf: add the captured gradient to its ``.grad``."""
     if tensor.grad is None:
-        tensor.grad = _as_tensor(grad) if create_graph else _as_tensor(np.array(_as_array(grad), copy=True))
+        tensor.grad = _as_tensor(grad) if as_tensors else _as_tensor(np.array(_as_array(grad), copy=True))
     else:
         tensor.grad = tensor.grad + grad
 
 
 def _as_tensor(value: Any) -> Any:
-    from funcgrad.tensor import Tensor
-
     return value if isinstance(value, Tensor) else Tensor(value)
 
 
@@ -249,6 +254,4 @@ def _as_tensor_or_none(value: Any) -> Any:
 
 
 def _as_array(value: Any) -> np.ndarray:
-    from funcgrad.tensor import Tensor
-
     return value.data if isinstance(value, Tensor) else np.asarray(value)

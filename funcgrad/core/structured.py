@@ -236,7 +236,7 @@ def dense_copy(value: Any) -> Any:
 
 def copy_to_write(x: Any, source: Any) -> Any:
     """A new array with ``x``'s values, about to receive ``source``'s: a traced one when ``source`` is traced,
-    so the recording sees the writes (``funcgrad.func.tracing``), else ``dense_copy(x)``."""
+    so the recording sees the writes (``funcgrad.func.compiler.tracing``), else ``dense_copy(x)``."""
     if isinstance(source, Structured) and source._wraps_others and not isinstance(x, Structured):
         out = np.empty_like(source, shape=np.shape(x), dtype=np.result_type(x))
         out[...] = x

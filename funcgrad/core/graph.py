@@ -7,17 +7,16 @@ about the order in which the engine runs nodes.
 from __future__ import annotations
 
 import itertools
-import sys
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from funcgrad.autograd import dispatch
-
-if TYPE_CHECKING:
-    from funcgrad.tensor import Tensor
+from funcgrad.core import dispatch
+from funcgrad.core.buffers import owned
+from funcgrad.core.tangents import carry_tangent
+from funcgrad.core.tensor import Tensor
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks"]
 
@@ -101,17 +100,25 @@ class SavedOutput:
         self.dual = dual
 
 
+InplaceHint = Callable[[list[int], int], str]
+_INPLACE_HINTS: list[InplaceHint] = []
+
+
+def register_inplace_hint(hint: InplaceHint) -> None:
+    """Let ``hint(counter, saved_version)`` add to the version error what it knows about the in-place
+    changes since (anomaly mode registers one that names the op and where it ran)."""
+    _INPLACE_HINTS.append(hint)
+
+
 def version_error(node: Node, shape: tuple[int, ...], saved: int, counter: list[int]) -> RuntimeError:
     """The PyTorch-style error for a saved tensor that was changed in place (``counter``: its version counter)."""
-    from funcgrad.autograd.anomaly_mode import inplace_hint
-
     now = counter[0]
     return RuntimeError(
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: [{node.name()}, tensor of shape {list(shape)}] is at version {now}; expected "
         f"version {saved} instead. Hint: the inplace operation that changed it came after the forward "
         "call that saved it; use an out-of-place version (e.g. x = x * 2 instead of x *= 2) or clone() "
-        "the tensor before changing it." + inplace_hint(counter, saved)
+        "the tensor before changing it." + "".join(hint(counter, saved) for hint in _INPLACE_HINTS)
     )
 
 
@@ -170,8 +177,12 @@ class Node:
         return add_hook(self._hook_set().tensor_pre.setdefault(output_nr, {}), fn)
 
     # ----- running ------------------------------------------------------------------------------
-    def apply(self, grad_outputs: list[Any], create_graph: bool) -> tuple[Any, ...]:
-        """Map the gradients of this node's outputs to those of its inputs (one per edge)."""
+    def apply(self, grad_outputs: list[Any], as_tensors: bool) -> tuple[Any, ...]:
+        """Map the gradients of this node's outputs to those of its inputs (one per edge).
+
+        ``as_tensors``: the gradients are Tensors and the rules run on Tensors (under ``create_graph``, or
+        while a dispatch layer asks for tensor gradients); else they are arrays (the fast path).
+        """
         raise NotImplementedError(f"{self._name} does not implement apply")
 
     def release(self) -> None:
@@ -211,12 +222,8 @@ class Node:
                 raise version_error(self, value.data.shape, version, value.counter)
             if not as_tensors:
                 return value.data
-            from funcgrad.tensor import Tensor
-
             unpacked = Tensor._from_node(value.data, self, value.output_nr, value.counter)
             if value.dual is not None:
-                from funcgrad.autograd.forward_ad import carry_tangent
-
                 carry_tangent(value.dual, unpacked)
             return unpacked
         if value._version_counter[0] != version:
@@ -225,8 +232,6 @@ class Node:
 
 
 def _own_output(data: np.ndarray, node: Node, counter: list[int]) -> Tensor:
-    from funcgrad.tensor import Tensor
-
     return Tensor._from_node(data, node, 0, counter)
 
 
@@ -254,22 +259,20 @@ class AccumulateGrad(Node):
         self.sequence_nr = -1
         self.variable = variable
 
-    def apply(self, grad_outputs: list[Any], create_graph: bool) -> tuple[Any, ...]:
-        from funcgrad.tensor import Tensor
-
+    def apply(self, grad_outputs: list[Any], as_tensors: bool) -> tuple[Any, ...]:
         var = self.variable
         extra = var._extra
         grad = grad_outputs[0]
         grad_outputs[0] = None  # the engine's list lets go of the buffer, so _owned can take it over
         if extra is not None and extra.hooks:
-            grad = self.hooked(grad, create_graph)
+            grad = self.hooked(grad, as_tensors)
         current = var.grad
         if current is None:
-            if create_graph:
+            if as_tensors:
                 var.grad = grad if type(grad) is Tensor else Tensor(grad)
             else:
-                var.grad = Tensor(_owned(_as_array(grad), var.data.dtype))
-        elif create_graph or current.requires_grad:
+                var.grad = Tensor(owned(_as_array(grad), var.data.dtype))
+        elif as_tensors or current.requires_grad:
             var.grad = current + grad
         else:
             np.add(current.data, _as_array(grad), out=current.data, casting="unsafe")
@@ -277,51 +280,24 @@ class AccumulateGrad(Node):
             hook(var)
         return ()
 
-    def hooked(self, grad: Any, create_graph: bool) -> Any:
+    def hooked(self, grad: Any, as_tensors: bool) -> Any:
         """``grad`` after the leaf's tensor hooks, any of which may replace it."""
         extra = self.variable._extra
         for hook in list(extra.hooks.values()) if extra is not None and extra.hooks else ():
             result = hook(_as_tensor(grad))
             if result is not None:
-                grad = result if create_graph else _as_array(result)
+                grad = result if as_tensors else _as_array(result)
         return grad
 
 
 def _as_tensor(value: Any) -> Tensor:
-    from funcgrad.tensor import Tensor
-
     return value if type(value) is Tensor else Tensor(value)
 
 
 def _as_array(value: Any) -> np.ndarray:
-    from funcgrad.tensor import Tensor
-
     if isinstance(value, Tensor):
         return value.data
     return value if type(value) is np.ndarray else np.asarray(value)
-
-
-def _calibrate_refcount() -> int:
-    """The reference count ``_owned`` sees for a buffer that only its caller's local variable holds."""
-    def probe(grad: np.ndarray) -> int:
-        return sys.getrefcount(grad)
-
-    def caller() -> int:
-        grad = np.empty(1)
-        return probe(grad)
-
-    return caller()
-
-
-_ALONE = _calibrate_refcount()
-
-
-def _owned(grad: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """Return ``grad`` itself when nobody else can see it, else a fresh copy (PyTorch's buffer stealing)."""
-    if (grad.base is None and grad.flags.writeable and grad.flags.c_contiguous and grad.dtype == dtype
-            and sys.getrefcount(grad) <= _ALONE):
-        return grad
-    return np.array(grad, dtype=dtype, copy=True)
 
 
 # ----- saved-tensor hooks ----------------------------------------------------------------------------
@@ -343,8 +319,6 @@ class PackedSaved:
 
     def restore(self, node: Node, as_tensors: bool) -> Any:
         """The tensor ``unpack_hook`` gives back: its array, or a Tensor with the original's history."""
-        from funcgrad.tensor import Tensor
-
         tensor = self.unpack(self.packed)
         if not isinstance(tensor, Tensor):
             raise TypeError(f"saved_tensors_hooks: unpack_hook must return a Tensor, got {type(tensor).__name__}")
@@ -361,8 +335,6 @@ class PackedSaved:
 
 def _pack(value: Any, version: Any, pack: Callable[[Any], Any], unpack: Callable[[Any], Any]) -> Any:
     """``value`` stored through the hooks (inputs, outputs); None when it is not a saved tensor."""
-    from funcgrad.tensor import Tensor
-
     if type(version) is list:  # the node's own output, kept as its array
         return PackedSaved(pack(Tensor._wrap(value)), unpack, None, 0, None)
     if type(value) is SavedOutput:

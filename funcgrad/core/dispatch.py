@@ -1,6 +1,7 @@
 """The one extension point every op call and every backward node passes: off, it costs a flag check.
 
-A *layer* (the profiler, anomaly mode, forward-mode AD) wraps op calls and node runs. Layers are
+A *layer* (the profiler, anomaly mode, forward-mode AD) wraps op calls and node runs, and hears of
+in-place changes. Layers are
 pushed with ``push`` and popped with ``pop``; while any is installed, ``DISPATCH.active`` is True and
 op functions hand their calls to ``call_op``, the engine hands node runs to ``run_node``. The
 innermost layer is called last, right around the plain op or ``Node.apply``.
@@ -25,9 +26,12 @@ class Layer:
         return proceed(args, kwargs)
 
     def node(self, node: Any, proceed: Callable[[list[Any], bool], Any], grads: list[Any],
-             create_graph: bool) -> Any:
+             as_tensors: bool) -> Any:
         """Around one backward node run; return its input gradients."""
-        return proceed(grads, create_graph)
+        return proceed(grads, as_tensors)
+
+    def inplace(self, tensor: Any, op: str) -> None:
+        """Told that ``op`` (e.g. ``"mul"`` for ``mul_``) is about to change ``tensor`` in place."""
 
 
 class _Dispatch:
@@ -47,12 +51,17 @@ class _Dispatch:
             proceed = partial(layer.op, spec, proceed)
         return proceed(args, kwargs)
 
-    def run_node(self, node: Any, grads: list[Any], create_graph: bool) -> Any:
+    def note_inplace(self, tensor: Any, op: str) -> None:
+        """Tell every layer that ``op`` is about to change ``tensor`` in place."""
+        for layer in self.layers:
+            layer.inplace(tensor, op)
+
+    def run_node(self, node: Any, grads: list[Any], as_tensors: bool) -> Any:
         """Run ``node.apply`` through every layer."""
         proceed: Callable[..., Any] = node.apply
         for layer in reversed(self.layers):
             proceed = partial(layer.node, node, proceed)
-        return proceed(grads, create_graph)
+        return proceed(grads, as_tensors)
 
 
 def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

@@ -1,0 +1,190 @@
+"""Derivatives of convolution and pooling. Names as in elementwise.py.
+
+A convolution ``C(x, w)`` is bilinear; its adjoints are the transposed convolution ``T(g, w)`` (in x) and
+the weight gradient ``W(x, g)`` (in w). The three are ops of this table, each the others' rules:
+<h, C(x, w)> = <T(h, w), x> = <W(x, h), w>, so every order of derivative is one of the three again.
+Pooling: max pooling gathers at the maxima (its adjoint ``max_unpool`` scatters back); average and
+adaptive average pooling are linear, their adjoints a transposed convolution with a ones kernel and
+the transposed averaging matrices. ``g`` may carry leading batch dims: the kernels broadcast them.
+
+Arguments are normalized by ``funcgrad.nn.functional``: tuples per spatial dim, and convolution
+paddings as (before, after) pairs.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import funcgrad.ops as F
+from funcgrad.ops import formulas as R
+from funcgrad.ops import nn_kernels as K
+from funcgrad.ops.registry import NONDIFF, defop
+
+__all__ = ["convolution", "convolution_transpose", "convolution_weight", "max_pool", "max_unpool", "avg_pool",
+           "adaptive_avg_pool"]
+
+
+# ----- rules ------------------------------------------------------------------------------------
+def _output_padding(x_shape: tuple[int, ...], g: Any, kernel: tuple[int, ...], stride: Any, padding: Any,
+                    dilation: Any) -> tuple[int, ...]:
+    """The output_padding that brings a transposed convolution of ``g`` back to ``x``'s spatial size."""
+    nd = len(stride)
+    return tuple(n + lo + hi - ((m - 1) * s + d * (k - 1) + 1) for n, m, s, d, k, (lo, hi)
+                 in zip(x_shape[-nd:], np.shape(g)[-nd:], stride, dilation, kernel, padding))
+
+
+def _cropped(a: Any, size: tuple[int, ...]) -> Any:
+    """``a`` cut to spatial ``size`` at the end of its trailing dims (a convolution that sees more rows than
+    an output_padding >= stride gave its input)."""
+    if tuple(np.shape(a)[-len(size):]) == tuple(size):
+        return a
+    return F.getitem(a, (Ellipsis,) + tuple(slice(0, n) for n in size))
+
+
+def conv_input_grad(g: Any, weight: Any, input_shape: tuple[int, ...], stride: Any, padding: Any, dilation: Any,
+                    groups: int) -> Any:
+    """d C(x, w)/dx = T(g, w): the transposed convolution of g with the same weight, sized back to x."""
+    kernel = tuple(np.shape(weight)[-len(stride):])
+    return F.convolution_transpose(g, weight, None, stride, padding,
+                                   _output_padding(input_shape, g, kernel, stride, padding, dilation), groups, dilation)
+
+
+def conv_weight_grad(g: Any, input: Any, weight_shape: tuple[int, ...], stride: Any, padding: Any, dilation: Any,
+                     groups: int) -> Any:
+    """d C(x, w)/dw = W(x, g): each weight entry meets the input elements it multiplied, weighted by g."""
+    return F.convolution_weight(input, g, tuple(weight_shape[-len(stride):]), stride, padding, dilation, groups)
+
+
+def bias_grad(g: Any, stride: Any) -> Any:
+    """d (out + b[c])/db = g summed over samples and positions: (*batch, N, C, *spatial) -> (*batch, C)."""
+    nd = len(stride)
+    return F.sum(g, (-nd - 2,) + tuple(range(-nd, 0)))
+
+
+def transpose_input_grad(g: Any, weight: Any, input_shape: tuple[int, ...], stride: Any, padding: Any,
+                         dilation: Any, groups: int) -> Any:
+    """d T(y, w)/dy = C(g, w), cut to y's size."""
+    return _cropped(F.convolution(g, weight, None, stride, padding, dilation, groups), input_shape[-len(stride):])
+
+
+def transpose_weight_grad(g: Any, input: Any, weight_shape: tuple[int, ...], stride: Any, padding: Any,
+                          dilation: Any, groups: int) -> Any:
+    """d T(y, w)/dw = W(g, y), as <h, T(y, w)> = <C(h, w), y> = <w, W(h, y)>."""
+    return F.convolution_weight(g, input, tuple(weight_shape[-len(stride):]), stride, padding, dilation, groups)
+
+
+def weight_input_grad(g: Any, grad_output: Any, input_shape: tuple[int, ...], kernel_size: Any, stride: Any,
+                      padding: Any, dilation: Any, groups: int) -> Any:
+    """d W(x, y)/dx = T(y, g), as <h, W(x, y)> = <C(x, h), y> = <x, T(y, h)>."""
+    return F.convolution_transpose(grad_output, g, None, stride, padding,
+                                   _output_padding(input_shape, grad_output, kernel_size, stride, padding, dilation),
+                                   groups, dilation)
+
+
+def weight_grad_output_grad(g: Any, input: Any, grad_output_shape: tuple[int, ...], stride: Any, padding: Any,
+                            dilation: Any, groups: int) -> Any:
+    """d W(x, y)/dy = C(x, g), cut to y's size."""
+    return _cropped(F.convolution(input, g, None, stride, padding, dilation, groups),
+                    grad_output_shape[-len(stride):])
+
+
+def _plus(a: Any, b: Any) -> Any:
+    return a if b is None else b if a is None else a + b
+
+
+def _bias_term(total: Any, bias_t: Any, bias: Any, out: Any, nd: int) -> Any:
+    """``total`` plus the bias tangent (*batch, C) spread over samples and positions, full size."""
+    if bias_t is not None:
+        batch = R.batch_shape(bias_t, bias)
+        total = _plus(total, F.reshape(bias_t, batch + (1, np.shape(bias)[0]) + (1,) * nd))
+    batch = tuple(np.shape(total)[: np.ndim(total) - np.ndim(out)])
+    return total if tuple(np.shape(total)) == batch + tuple(np.shape(out)) else F.broadcast_to(
+        total, batch + tuple(np.shape(out)))
+
+
+def conv_jvp(input: Any, weight: Any, bias: Any, out: Any, stride: Any, padding: Any, dilation: Any, groups: int,
+             input_t: Any = None, weight_t: Any = None, bias_t: Any = None) -> Any:
+    """d C(x, w) + b = C(dx, w) + C(x, dw) + db."""
+    total = _plus(None if input_t is None else F.convolution(input_t, weight, None, stride, padding, dilation, groups),
+                  None if weight_t is None else F.convolution(input, weight_t, None, stride, padding, dilation, groups))
+    return _bias_term(total, bias_t, bias, out, len(stride))
+
+
+def transpose_jvp(input: Any, weight: Any, bias: Any, out: Any, stride: Any, padding: Any, output_padding: Any,
+                  groups: int, dilation: Any, input_t: Any = None, weight_t: Any = None, bias_t: Any = None) -> Any:
+    """d T(y, w) + b = T(dy, w) + T(y, dw) + db."""
+    args = (stride, padding, output_padding, groups, dilation)
+    total = _plus(None if input_t is None else F.convolution_transpose(input_t, weight, None, *args),
+                  None if weight_t is None else F.convolution_transpose(input, weight_t, None, *args))
+    return _bias_term(total, bias_t, bias, out, len(stride))
+
+
+def weight_jvp(input: Any, grad_output: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any, groups: int,
+               input_t: Any = None, grad_output_t: Any = None) -> Any:
+    """d W(x, y) = W(dx, y) + W(x, dy)."""
+    args = (kernel_size, stride, padding, dilation, groups)
+    return _plus(None if input_t is None else F.convolution_weight(input_t, grad_output, *args),
+                 None if grad_output_t is None else F.convolution_weight(input, grad_output_t, *args))
+
+
+def _indices(out: Any) -> Any:
+    """The indices a max pooling saved as its second output, kept out of any graph (a saved integer output
+    comes back as a Tensor under create_graph)."""
+    indices = out[1]
+    return indices.detach() if hasattr(indices, "detach") else indices
+
+
+def gather_spatial(a: Any, indices: Any, nd: int) -> Any:
+    """a[..., index] over the flattened trailing ``nd`` dims: (*batch, N, C, *L) -> (*batch, N, C, *indices' spatial)."""
+    lead = tuple(np.shape(a)[: np.ndim(a) - nd])
+    spatial = tuple(np.shape(indices)[-nd:])
+    index = np.asarray(indices)  # integer: never part of a graph
+    index = np.broadcast_to(index.reshape(index.shape[:-nd] + (-1,)), lead + (int(np.prod(spatial)),))
+    return F.reshape(F.take_along_dim(F.reshape(a, lead + (-1,)), index, -1), lead + spatial)
+
+
+def avg_pool_grad(g: Any, x_shape: tuple[int, ...], kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
+                  count_include_pad: bool, divisor_override: Any) -> Any:
+    """Each window's g over its divisor, spread back over the window: a transposed convolution with a ones
+    kernel of g / divisor (every sample and channel alone)."""
+    nd = len(kernel_size)
+    size = tuple(x_shape[-nd:])
+    ones = (1,) * nd
+    out_size, pairs = K.pool_geometry(size, kernel_size, stride, padding, ones, ceil_mode)
+    divisor = K.avg_pool_divisor(size, kernel_size, stride, padding, out_size, count_include_pad, divisor_override)
+    lead = tuple(np.shape(g)[: np.ndim(g) - nd])
+    scaled = F.reshape(g / divisor, (-1, 1) + out_size)
+    spread = F.convolution_transpose(scaled, np.ones((1, 1) + tuple(kernel_size), np.result_type(g)), None, stride,
+                                     pairs, _output_padding(size, scaled, kernel_size, stride, pairs, ones), 1, ones)
+    return F.reshape(spread, lead + size)
+
+
+def adaptive_avg_pool_grad(g: Any, x_shape: tuple[int, ...], output_size: Any) -> Any:
+    """The averaging matrices transposed: g (*batch, *output_size) -> (*batch, *x's spatial size)."""
+    nd = len(output_size)
+    mats = K.adaptive_pool_matrices(tuple(x_shape[-nd:]), output_size, np.result_type(g))
+    outs, ins = "abc"[:nd], "xyz"[:nd]
+    return F.einsum(f"...{outs}," + ",".join(o + i for o, i in zip(outs, ins)) + f"->...{ins}", g, *mats)
+
+
+# ----- convolutions ---------------------------------------------------------------------------
+convolution           = defop("convolution",           K.convolution,           input=conv_input_grad,  weight=conv_weight_grad,
+                              bias=lambda g, stride: bias_grad(g, stride), jvp=conv_jvp)
+convolution_transpose = defop("convolution_transpose", K.convolution_transpose, input=transpose_input_grad, weight=transpose_weight_grad,
+                              bias=lambda g, stride: bias_grad(g, stride), jvp=transpose_jvp)
+convolution_weight    = defop("convolution_weight",    K.convolution_weight,    input=weight_input_grad,    grad_output=weight_grad_output_grad,
+                              jvp=weight_jvp)
+
+# ----- pooling --------------------------------------------------------------------------------
+max_pool          = defop("max_pool",   K.max_pool,   multi_output=True,  # ties: the first maximum takes g, as torch
+                          x=lambda g, out, x_shape, kernel_size: F.max_unpool(g[0], _indices(out), tuple(x_shape[-len(kernel_size):])),
+                          jvp=lambda x_t, out, kernel_size: (gather_spatial(x_t, _indices(out), len(kernel_size)), None))
+max_unpool        = defop("max_unpool", K.max_unpool, indices=NONDIFF,
+                          x=lambda g, indices, output_size: gather_spatial(g, indices, len(output_size)),
+                          jvp=lambda x_t, indices, output_size: F.max_unpool(x_t, indices, output_size))
+avg_pool          = defop("avg_pool",   K.avg_pool,   x=avg_pool_grad,
+                          jvp=lambda x_t, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override:
+                          F.avg_pool(x_t, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+adaptive_avg_pool = defop("adaptive_avg_pool", K.adaptive_avg_pool, x=adaptive_avg_pool_grad,
+                          jvp=lambda x_t, output_size: F.adaptive_avg_pool(x_t, output_size))

@@ -1,0 +1,95 @@
+"""In-place operations: ``x.add_(y)``, ``x += y``, ``x[i] = v``.
+
+The result of the out-of-place op is written into the tensor's memory (bumping its version) and
+becomes the tensor's new history. On a view, the base's history becomes
+``copy_slices(base, op(view), view_fn)`` (PyTorch's CopySlices); a forward-mode tangent flows the same way.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from funcgrad import ops
+from funcgrad.core.dispatch import DISPATCH
+from funcgrad.core.grad_mode import STATE
+from funcgrad.core.tangents import carry_tangent, has_tangent
+from funcgrad.core.tensor import Tensor
+from funcgrad.core.views import refresh_views
+from funcgrad.ops.jvp import inplace_tangent
+
+__all__ = ["write", "inplace", "inplace_on_view"]
+
+
+def write(target: Tensor, result: Any) -> None:
+    """Copy ``result`` into ``target``'s memory and bump its version."""
+    shape = np.shape(result)
+    if shape != target.data.shape and np.broadcast_shapes(shape, target.data.shape) != target.data.shape:
+        raise RuntimeError(f"output with shape {list(target.data.shape)} doesn't match the broadcast shape "
+                           f"{list(np.broadcast_shapes(shape, target.data.shape))}")
+    if not target.data.flags.writeable:
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to "
+                           "a single memory location (or it is read-only). Please clone() the tensor before "
+                           "performing the operation.")
+    try:
+        np.copyto(target.data, result, casting="same_kind")
+    except TypeError:
+        raise RuntimeError(f"result type {np.result_type(result)} can't be cast to the desired output type "
+                           f"{target.data.dtype}") from None
+    target._version_counter[0] += 1
+
+
+def inplace(self: Tensor, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Tensor:
+    """Run ``fn(self, *args)`` and store the result in ``self``, recording it as self's new history."""
+    if self._requires_grad and self.grad_fn is None and STATE.grad_enabled:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation. "
+                           "Wrap the update in `with funcgrad.no_grad():` (as optimizers do) or work on a "
+                           "clone().")
+    dual = False
+    if DISPATCH.active:  # anomaly mode notes the op (for a later version error); forward AD carries tangents
+        DISPATCH.note_inplace(self, fn.__name__)
+        dual = has_tangent(self, *args)
+
+    records = STATE.grad_enabled and (self._requires_grad or any(
+        isinstance(a, Tensor) and a._requires_grad for a in args))
+    if not records and not dual:
+        plain = [a.data if isinstance(a, Tensor) else a for a in args]
+        write(self, fn(self.data, *plain, **kwargs))
+        return self
+    if self._base is not None:
+        return inplace_on_view(self, fn, args, kwargs, records)
+    old = (Tensor._from_node(self.data.copy(), self.grad_fn, self.output_nr, [0]) if self.grad_fn is not None
+           else Tensor._wrap(self.data.copy()))
+    if dual:
+        carry_tangent(self, old)
+    result = fn(old, *args, **kwargs)
+    write(self, result.data)
+    if records:
+        self.grad_fn, self.output_nr, self._requires_grad = result.grad_fn, result.output_nr, result._requires_grad
+        refresh_views(self)
+    if dual:
+        inplace_tangent(self, result)
+    return self
+
+
+def inplace_on_view(view: Any, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                    records: bool = True) -> Any:
+    """``fn`` applied in place to ``view``: the base's history becomes ``copy_slices(base, fn(view))``
+    (when ``records``); a forward-mode tangent flows the same way."""
+    base = view._extra.base
+    if records and base._requires_grad and base.grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation. "
+                           "Wrap the update in `with funcgrad.no_grad():` or work on a clone().")
+    view_fn = view._extra.view_fn
+    current = view_fn(base)  # the view's values, with a history starting at the base's current one
+    old = (Tensor._from_node(current.data.copy(), current.grad_fn, current.output_nr, [0])
+           if current.grad_fn is not None else Tensor._wrap(current.data.copy()))
+    carry_tangent(view, old)
+    new_base = ops.copy_slices(base, fn(old, *args, **kwargs), view_fn)
+    write(base, new_base.data)
+    if records:
+        base.grad_fn, base.output_nr, base._requires_grad = new_base.grad_fn, 0, new_base._requires_grad
+        refresh_views(base)
+    inplace_tangent(base, new_base)
+    return view

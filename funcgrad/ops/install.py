@@ -1,0 +1,115 @@
+"""What the op layer gives the core when it is imported: the Tensor methods and operators (the op
+table's functions, their in-place forms, ``to``, ``T``, ``mT``), and the engine's gradient space
+("sum to shape" and "cast", HIPS autograd's ``register_vspace`` idea)."""
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from funcgrad import ops
+from funcgrad.core.engine import register_gradient_space
+from funcgrad.core.tensor import Tensor
+from funcgrad.ops.inplace import inplace
+from funcgrad.ops.registry import COMPOSITES, METHODS
+
+__all__ = ["install"]
+
+
+def _to(self: Tensor, dtype: Any) -> Tensor:
+    """This tensor converted to ``dtype`` (itself when it already has it); differentiable."""
+    if np.dtype(dtype) == self.data.dtype:
+        return self
+    return ops.to_copy(self, np.dtype(dtype))
+
+
+def _double(self: Tensor) -> Tensor:
+    """``to(float64)``."""
+    return self.to(np.float64)
+
+
+def _float(self: Tensor) -> Tensor:
+    """``to(float32)``, as torch's ``Tensor.float``."""
+    return self.to(np.float32)
+
+
+def _transposed(self: Tensor) -> Tensor:
+    """All dimensions reversed."""
+    return ops.permute(self, tuple(range(self.data.ndim - 1, -1, -1)))
+
+
+def _matrix_transposed(self: Tensor) -> Tensor:
+    """The last two dimensions swapped (a batch of matrices transposed)."""
+    return ops.transpose(self, -2, -1)
+
+
+def _sum_to(grad: Any, shape: tuple[int, ...], batch: int) -> Any:
+    """Sum a gradient of a broadcast shape down to ``shape`` (keeping ``batch`` leading dims)."""
+    if batch:
+        extra = len(grad.shape) - batch - len(shape)  # dims broadcasting put between the batch dims and shape
+        if extra:
+            grad = ops.sum(grad, dim=tuple(range(batch, batch + extra)))
+        return ops.sum_to(grad, tuple(grad.shape[:batch]) + tuple(shape))
+    return ops.sum_to(grad, shape)
+
+
+def _cast(grad: Any, dtype: np.dtype) -> Any:
+    """A gradient cast to its input's dtype (recorded when it is a Tensor, under create_graph)."""
+    return ops.to_copy(grad, dtype)
+
+
+def _reflected(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def method(self: Tensor, other: Any) -> Any:
+        return fn(other, self)
+    return method
+
+
+def _in_place(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return inplace(self, fn, *args, **kwargs)
+    method.__doc__ = f"In-place {fn.__name__}: self = {fn.__name__}(self, ...); bumps the version."
+    return method
+
+
+def install() -> None:
+    """Give Tensor the op table's functions as methods, plus Python's operators and in-place forms, and
+    give the engine its gradient space."""
+    register_gradient_space(_sum_to, _cast)
+    Tensor.to = _to  # type: ignore[attr-defined]
+    Tensor.double = _double  # type: ignore[attr-defined]
+    Tensor.float = _float  # type: ignore[attr-defined]
+    Tensor.T = property(_transposed)  # type: ignore[attr-defined]
+    Tensor.mT = property(_matrix_transposed)  # type: ignore[attr-defined]
+    for name, spec in ops.OPS.items():
+        is_method = spec.params and spec.params[0] in spec.rules and not name.startswith("linalg_")
+        if is_method and not hasattr(Tensor, name):
+            setattr(Tensor, name, getattr(ops, name))
+    for name, fn in COMPOSITES.items():
+        params = list(inspect.signature(fn).parameters)
+        if params and params[0] == "x" and not hasattr(Tensor, name):
+            setattr(Tensor, name, fn)
+    for name, fn in METHODS.items():
+        setattr(Tensor, name, fn)
+
+    binary = {"add": ops.add, "sub": ops.sub, "mul": ops.mul, "truediv": ops.div, "floordiv": ops.floor_divide,
+              "mod": ops.remainder, "pow": ops.pow}
+    for name, fn in binary.items():
+        setattr(Tensor, f"__{name}__", fn)
+        setattr(Tensor, f"__r{name}__", _reflected(fn))
+        setattr(Tensor, f"__i{name}__", _in_place(fn))
+    for name, fn in {"eq": ops.eq, "ne": ops.ne, "lt": ops.lt, "le": ops.le, "gt": ops.gt, "ge": ops.ge}.items():
+        setattr(Tensor, f"__{name}__", fn)
+    Tensor.__neg__ = ops.neg  # type: ignore[attr-defined]
+    Tensor.__abs__ = ops.abs  # type: ignore[attr-defined]
+    Tensor.__invert__ = ops.logical_not  # type: ignore[attr-defined]
+    Tensor.__and__ = ops.logical_and  # type: ignore[attr-defined]
+    Tensor.__or__ = ops.logical_or  # type: ignore[attr-defined]
+    Tensor.__xor__ = ops.logical_xor  # type: ignore[attr-defined]
+    for name in ("add", "sub", "mul", "div", "pow", "clamp", "exp", "log", "sqrt", "neg", "abs", "sin", "cos",
+                 "tanh", "sigmoid", "relu", "floor", "ceil", "round", "sign", "remainder", "reciprocal"):
+        setattr(Tensor, f"{name}_", _in_place(getattr(ops, name)))
+    Tensor.fill_ = _in_place(ops.fill)  # type: ignore[attr-defined]
+    Tensor.copy_ = _in_place(ops.copy)  # type: ignore[attr-defined]
+    Tensor.zero_ = lambda self: inplace(self, ops.fill, 0)  # type: ignore[attr-defined]

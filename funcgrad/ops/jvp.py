@@ -1,0 +1,241 @@
+"""Forward-mode AD through the op table: the dispatch layer of a dual level, which gives the output of
+every op whose inputs carry tangents the tangent the op's JVP rule computes.
+
+- ``ELEMENTWISE``: the sum over inputs of the VJP rules with the tangent as ``g`` (right because
+  each partial Jacobian of an elementwise op is diagonal);
+- ``LINEAR``: the op itself applied to the tangents (zeros for inputs without one);
+- a function ``jvp=lambda x_t, y_t, x, y, out: ...`` naming tangents as ``<input>_t`` (zeros when an
+  input has none, or None when the rule declares ``<input>_t=None`` and skips that term; a list for a
+  sequence input) and anything else as a VJP rule may.
+
+A tangent may carry one leading batch dimension (a batch of directions, pushed in one pass). Only
+some inputs' tangents may have it (the zeros given for inputs without a tangent never do), so an
+explicit rule addresses dims from the end and keeps the batch in front (``formulas.align``). JVP
+rules run with tangent propagation off, on Tensors, so they record a reverse-mode graph when grad
+mode is on: reverse-over-forward and forward-over-reverse both work.
+"""
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from funcgrad import ops
+from funcgrad.core import dispatch
+from funcgrad.core.graph import FREED, SavedOutput
+from funcgrad.core.structured import Structured
+from funcgrad.core.tangents import LEVELS, DualLevel, carry_tangent
+from funcgrad.core.tangents import tangent_of as _tangent
+from funcgrad.core.tensor import Tensor
+from funcgrad.ops.formulas import align
+from funcgrad.ops.registry import ELEMENTWISE, LINEAR, NONDIFF, OpSpec
+
+__all__ = ["ForwardLayer", "saved_dual", "dense", "zeros_like", "inplace_tangent"]
+
+
+class ForwardLayer(DualLevel):
+    """The dispatch layer of a dual level: computes output tangents. Backward passes run their rules on
+    Tensors meanwhile (recording nothing unless ``create_graph``), so gradients computed from values
+    that carry tangents carry theirs: forward-over-reverse needs no recorded second graph."""
+
+    def op(self, spec: OpSpec, proceed: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        out = proceed(args, kwargs)
+        if self.quiet:
+            return out
+        full = spec.bind(args, kwargs)
+        tangents = _input_tangents(spec, full)
+        if all(t is None for t in tangents):
+            return out
+        with dispatch.suspended(self):  # the rule's own ops compute values only
+            tangent = _jvp(spec, full, out, tangents)
+        if spec.multi_output:
+            for o, t in zip(out, tangent):
+                if t is not None and isinstance(o, Tensor) and o.dtype.kind in "fc":
+                    self.attach(o, t)
+            _save_with_tangents(out)
+        elif isinstance(out, Tensor) and tangent is not None and out.dtype.kind in "fc":
+            self.attach(out, tangent)
+            _save_with_tangents((out,))
+        return out
+
+
+def _save_with_tangents(outputs: tuple[Any, ...]) -> None:
+    """Make the node that computed ``outputs`` save them with their tangents (as torch's SavedVariable
+    keeps the forward grad), so a backward run inside this level sees them: without it, forward-over-
+    reverse would lose every rule's use of ``out``. Each is saved as a ``SavedOutput`` whose ``dual`` is
+    a detached Tensor holding the tangent, so the node and its outputs form no reference cycle."""
+    node = getattr(outputs[0], "grad_fn", None)
+    spec = getattr(type(node), "_spec", None)
+    if spec is None or spec.out_index < 0 or node._saved is FREED or node._saved[spec.out_index] is None:
+        return
+    i, version = spec.out_index, node._versions[spec.out_index]
+    if spec.multi_output and type(version) is tuple:
+        value, version = tuple(saved_dual(o, nr) for nr, o in enumerate(outputs)), version
+    elif type(version) is list:  # a single output, saved as its array with its version counter
+        value, version = saved_dual(outputs[0], 0), version[0]
+    else:  # packed by saved_tensors_hooks: left to the hooks
+        return
+    node._saved = node._saved[:i] + (value,) + node._saved[i + 1:]
+    node._versions = node._versions[:i] + (version,) + node._versions[i + 1:]
+
+
+def saved_dual(output: Tensor, output_nr: int) -> SavedOutput:
+    """``output`` as a ``SavedOutput`` carrying its current tangent on a detached holder."""
+    holder = Tensor._wrap(output.data) if _tangent(output) is not None else None
+    if holder is not None:
+        carry_tangent(output, holder)
+    return SavedOutput(output.data, output._version_counter, output_nr, holder)
+
+
+def dense(tangent: Tensor | None) -> Tensor | None:
+    """A tangent as callers see it: a batch kept structured inside the pass (``funcgrad.core.structured``,
+    e.g. the identity of a forward-mode Jacobian) is made an ordinary array, differentiably."""
+    if tangent is None or not isinstance(tangent.data, Structured):
+        return tangent
+    return ops.to_copy(tangent, tangent.dtype)
+
+
+def _input_tangents(spec: OpSpec, full: tuple[Any, ...]) -> list[Any]:
+    """One entry per rule input (per element of a sequence input): its tangent, or None (also for NONDIFF)."""
+    if spec.sequence:
+        return [_tangent(a) for a in full[spec.params.index(spec.sequence)]]
+    return [_tangent(full[p]) if rule is not NONDIFF else None
+            for p, rule in zip(spec.tensor_positions, spec.rules.values())]
+
+
+def _primals(spec: OpSpec, full: tuple[Any, ...]) -> list[Any]:
+    """The inputs ``_input_tangents`` pairs its entries with."""
+    if spec.sequence:
+        return list(full[spec.params.index(spec.sequence)])
+    return [full[p] for p in spec.tensor_positions]
+
+
+def _batch(tangents: list[Any], primals: list[Any]) -> int | None:
+    """The batch size if some tangent carries a leading batch dimension, else None."""
+    for t, p in zip(tangents, primals):
+        if t is not None and t.ndim > np.ndim(p):
+            return t.shape[0]
+    return None
+
+
+def _named_value(spec: OpSpec, name: str, full: tuple[Any, ...], out: Any) -> Any:
+    if name == "out":
+        return out
+    if name in spec.params:
+        return full[spec.params.index(name)]
+    source = name[: -len("_shape")]
+    value = full[spec.params.index(source)]
+    return tuple(np.shape(e) for e in value) if source == spec.sequence else np.shape(value)
+
+
+def zeros_like(value: Any) -> Tensor:
+    return Tensor(np.zeros(np.shape(value), np.result_type(value, np.float32)))
+
+
+def _jvp(spec: OpSpec, full: tuple[Any, ...], out: Any, tangents: list[Any]) -> Any:
+    rule = spec.jvp
+    if rule is None:
+        raise NotImplementedError(f"trying to use forward AD with '{spec.name}', which has no forward-mode (jvp) rule")
+    if rule is ELEMENTWISE:
+        return _elementwise_jvp(spec, full, out, tangents)
+    if rule is LINEAR:
+        return _linear_jvp(spec, full, tangents)
+    return _explicit_jvp(spec, rule, full, out, tangents)
+
+
+def _elementwise_jvp(spec: OpSpec, full: tuple[Any, ...], out: Any, tangents: list[Any]) -> Any:
+    """Sum of the VJP rules with each tangent as g, batched tangents aligned to the output's dims first."""
+    total = None
+    ndim = out.ndim
+    for (vjp, _slot, idx), t, p in zip(spec.node_class._rules, tangents, _primals(spec, full)):
+        if t is None:
+            continue
+        if t.ndim != np.ndim(p):  # a batch of tangents: its dims go in front of the output's
+            t = align(t, p, ndim)
+        term = vjp(t, *[_named_value(spec, spec.saved_names[i], full, out) for i in idx])
+        total = term if total is None else total + term
+    shape = total.shape
+    if shape != out.shape and tuple(shape[len(shape) - ndim:]) != out.shape:
+        total = ops.broadcast_to(total, tuple(shape[: len(shape) - ndim]) + out.shape)
+    return total
+
+
+def _linear_jvp(spec: OpSpec, full: tuple[Any, ...], tangents: list[Any]) -> Any:
+    """The op applied to the tangents; a batch of tangents goes one direction at a time (slow: ops with a
+    batch-aware form state it as an explicit rule instead)."""
+    primals = _primals(spec, full)
+    if spec.sequence:
+        pos = spec.params.index(spec.sequence)
+    else:
+        positions = spec.tensor_positions
+        rules = list(spec.rules.values())
+    filled = [t if t is not None else zeros_like(p) for t, p in zip(tangents, primals)]
+    batch = _batch(tangents, primals)
+
+    def apply(ts: list[Any]) -> Any:
+        args = list(full)
+        if spec.sequence:
+            args[pos] = ts
+        else:
+            for p, t, rule in zip(positions, ts, rules):
+                if rule is not NONDIFF:
+                    args[p] = t
+        return spec.plain(*args)
+
+    if batch is None:
+        return apply(filled)
+    per_direction = [[t[b] if t.ndim > np.ndim(p) else t for t, p in zip(filled, primals)] for b in range(batch)]
+    return ops.stack([apply(ts) for ts in per_direction])
+
+
+_JVP_PARAMS: dict[int, tuple[list[str], set[str]]] = {}
+
+
+def _explicit_jvp(spec: OpSpec, rule: Callable[..., Any], full: tuple[Any, ...], out: Any,
+                  tangents: list[Any]) -> Any:
+    """Call a stated JVP rule: a tangent parameter declared ``= None`` gets None for an input without
+    a tangent (the rule skips that term), any other gets zeros."""
+    params = _JVP_PARAMS.get(id(rule))
+    if params is None:
+        signature = inspect.signature(rule).parameters
+        params = _JVP_PARAMS[id(rule)] = (list(signature),
+                                          {n for n, p in signature.items() if p.default is None})
+    names, optional = params
+    primals = _primals(spec, full)
+    if spec.sequence:
+        by_slot: dict[str, Any] = {spec.sequence: [t if t is not None else zeros_like(p)
+                                                   for t, p in zip(tangents, primals)]}
+    else:
+        by_slot = {s: t if t is not None or s + "_t" in optional else zeros_like(p)
+                   for s, t, p, r in zip(spec.rules, tangents, primals, spec.rules.values()) if r is not NONDIFF}
+    values = [by_slot[name[:-2]] if name.endswith("_t") and name[:-2] in by_slot
+              else _named_value(spec, name, full, out) for name in names]
+    return rule(*values)
+
+
+def inplace_tangent(target: Tensor, result: Tensor) -> None:
+    """After ``target`` was overwritten with ``result`` in place: ``result``'s tangent becomes ``target``'s
+    and every live view of ``target`` gets the matching part of it."""
+    tangent = _tangent(result)
+    if tangent is None:
+        return
+    layer = LEVELS[-1]
+    layer.attach(target, tangent)
+    extra = target._extra
+    views = [v for v in (ref() for ref in (extra.views or ())) if v is not None]
+    layer.quiet += 1
+    try:
+        for view in views:
+            layer.attach(view, _view_tangent(view._extra.view_fn, tangent, target))
+    finally:
+        layer.quiet -= 1
+
+
+def _view_tangent(view_fn: Callable[[Any], Any], tangent: Tensor, base: Tensor) -> Any:
+    """``view_fn`` (which replays view ops on base-shaped values) applied to a tangent, per direction
+    for a batch of them."""
+    if tangent.ndim == base.ndim:
+        return view_fn(tangent)
+    return ops.stack([view_fn(tangent[b]) for b in range(tangent.shape[0])])

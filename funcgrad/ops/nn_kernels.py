@@ -1,0 +1,277 @@
+"""Forward kernels of convolution and pooling on plain arrays (NumPy only; no graph).
+
+Layout as torch: an input is ``(*batch, N, C, *spatial)`` and a weight ``(*batch, C_out, C_in / groups,
+*kernel)``; the spatial dims are the last ``nd`` ones (``nd = len(stride)``, 1 or 2 or 3). Dims in front of
+``N`` (or of ``C_out``) are batch dims that broadcast, so a rule may hand these kernels gradients that
+carry a batch of cotangents. Paddings are ``(before, after)`` pairs per spatial dim.
+
+A convolution is one contraction of a sliding-window view of the padded input with the weight (the
+im2col copy happens inside that one product); a transposed convolution is one product followed by one
+strided add per kernel offset (col2im). No Python loop runs over pixels or channels.
+"""
+from __future__ import annotations
+
+import math
+from itertools import product
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+Ints = tuple[int, ...]
+Pairs = tuple[tuple[int, int], ...]
+
+
+# ----- shared pieces ---------------------------------------------------------------------------
+def pad_spatial(x: np.ndarray, padding: Pairs, value: float = 0.0) -> np.ndarray:
+    """``x`` padded by ``padding`` (one (before, after) pair per trailing spatial dim) with ``value``."""
+    if not any(lo or hi for lo, hi in padding):
+        return x
+    return np.pad(x, [(0, 0)] * (np.ndim(x) - len(padding)) + list(padding), constant_values=value)
+
+
+def windows(x: np.ndarray, kernel: Ints, stride: Ints, dilation: Ints, out_size: Ints) -> np.ndarray:
+    """A view ``(..., *out_size, *kernel)`` of ``x``'s trailing spatial dims: entry ``(o, k)`` is
+    ``x[o * stride + k * dilation]`` (per dim)."""
+    nd = len(kernel)
+    span = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
+    view = sliding_window_view(x, span, axis=tuple(range(np.ndim(x) - nd, np.ndim(x))))
+    return view[(Ellipsis,) + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(out_size, stride))
+                + tuple(slice(None, None, d) for d in dilation)]
+
+
+def conv_output_size(size: Ints, kernel: Ints, stride: Ints, padding: Pairs, dilation: Ints) -> Ints:
+    """Spatial size of a convolution's output: floor((L + lo + hi - dilation (k - 1) - 1) / stride) + 1."""
+    return tuple((n + lo + hi - d * (k - 1) - 1) // s + 1
+                 for n, k, s, (lo, hi), d in zip(size, kernel, stride, padding, dilation))
+
+
+def _split_groups(a: np.ndarray, axis_from_end: int, groups: int) -> np.ndarray:
+    """``a`` with the dim ``axis_from_end`` (negative) split into ``(groups, size / groups)``: a view."""
+    shape = a.shape
+    at = len(shape) + axis_from_end
+    return a.reshape(shape[:at] + (groups, shape[at] // groups) + shape[at + 1:])
+
+
+def _letters(nd: int, first: str) -> str:
+    return "".join(chr(ord(first) + i) for i in range(nd))
+
+
+def _check_conv(input: np.ndarray, weight: np.ndarray, groups: int, nd: int) -> None:
+    """torch's channel check: input channels must equal weight.shape[1] * groups."""
+    channels, expected = np.shape(input)[-nd - 1], np.shape(weight)[-nd - 1] * groups
+    if channels != expected:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(np.shape(weight)[-nd - 2:])}, expected "
+                           f"input{list(np.shape(input)[-nd - 2:])} to have {expected} channels, but got "
+                           f"{channels} channels instead")
+    if np.shape(weight)[-nd - 2] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+                           f"but got weight of shape {list(np.shape(weight)[-nd - 2:])} instead")
+
+
+def _add_bias(out: np.ndarray, bias: Any, nd: int) -> np.ndarray:
+    if bias is None:
+        return out
+    return np.add(out, np.reshape(bias, np.shape(bias) + (1,) * nd), out=out)
+
+
+# ----- convolutions ----------------------------------------------------------------------------
+def convolution(input: np.ndarray, weight: np.ndarray, bias: Any, stride: Ints, padding: Pairs, dilation: Ints,
+                groups: int) -> np.ndarray:
+    """Cross-correlation, as torch's conv: out[n, o, p] = bias[o] + sum_{c, k} x_pad[n, c, p s + k d] w[o, c, k],
+    input channels split into ``groups`` that each see their share of the weight's output channels."""
+    nd = len(stride)
+    _check_conv(input, weight, groups, nd)
+    kernel = tuple(np.shape(weight)[-nd:])
+    padded = pad_spatial(input, padding)
+    out_size = conv_output_size(np.shape(input)[-nd:], kernel, stride, padding, dilation)
+    if min(out_size) < 1:
+        sizes = " x ".join(str(n) for n in np.shape(padded)[-nd:])
+        raise RuntimeError(f"Calculated padded input size per channel: ({sizes}). Kernel size: "
+                           f"({' x '.join(str(d * (k - 1) + 1) for k, d in zip(kernel, dilation))}). "
+                           f"Kernel size can't be greater than actual input size")
+    cols = windows(padded, kernel, stride, dilation, out_size)  # (*b, N, C, *O, *K)
+    if groups == 1 and np.ndim(weight) == nd + 2:
+        # one product per sample: w (C_out, C K) @ cols (N, C K, O) -> (N, C_out, O), contiguous as torch's
+        batch = cols.shape[: cols.ndim - 2 * nd - 1]
+        lead = len(batch) + 1
+        cols = np.transpose(cols, tuple(range(lead)) + tuple(lead + nd + i for i in range(nd))
+                            + tuple(lead + i for i in range(nd)))  # (*b, N, C, *K, *O)
+        cols = np.reshape(cols, batch + (math.prod(cols.shape[lead - 1: lead + nd]), math.prod(out_size)))
+        out = np.matmul(np.reshape(weight, (weight.shape[0], -1)), cols)
+        return _add_bias(np.reshape(out, batch + (weight.shape[0],) + out_size), bias, nd)
+    spatial, offsets = _letters(nd, "p"), _letters(nd, "i")
+    out = np.einsum(f"...ngc{spatial}{offsets},...goc{offsets}->...ngo{spatial}",
+                    _split_groups(cols, -2 * nd - 1, groups), _split_groups(weight, -nd - 2, groups), optimize=True)
+    return _add_bias(np.reshape(out, out.shape[:-nd - 2] + (-1,) + out_size), bias, nd)
+
+
+def convolution_transpose(input: np.ndarray, weight: np.ndarray, bias: Any, stride: Ints, padding: Pairs,
+                          output_padding: Ints, groups: int, dilation: Ints) -> np.ndarray:
+    """The adjoint of ``convolution`` in its input, as torch's conv_transpose: every input element adds
+    ``x[n, c, p] w[c, o, k]`` to out[n, o, p s + k d - lo]; weight ``(C_in, C_out / groups, *K)``. The full
+    result has size (L - 1) s + d (K - 1) + 1 + output_padding before ``padding`` is cut from both ends."""
+    nd = len(stride)
+    if np.shape(input)[-nd - 1] != np.shape(weight)[-nd - 2]:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(np.shape(weight)[-nd - 2:])}, expected "
+                           f"input{list(np.shape(input)[-nd - 2:])} to have {np.shape(weight)[-nd - 2]} channels, "
+                           f"but got {np.shape(input)[-nd - 1]} channels instead")
+    kernel, size = tuple(np.shape(weight)[-nd:]), tuple(np.shape(input)[-nd:])
+    full = tuple((n - 1) * s + d * (k - 1) + 1 + e for n, s, d, k, e in zip(size, stride, dilation, kernel,
+                                                                            output_padding))
+    out_size = tuple(f - lo - hi for f, (lo, hi) in zip(full, padding))
+    if min(out_size) < 1:
+        raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, size))}). Calculated output size "
+                           f"per channel: ({' x '.join(map(str, out_size))}). Output size is too small")
+    if groups == 1 and np.ndim(weight) == nd + 2:
+        # cols (*b, N, C_out K, L) = w^T (C_out K, C_in) @ x (*b, N, C_in, L): one product
+        flat = np.reshape(input, np.shape(input)[:-nd] + (-1,))
+        cols = np.matmul(np.reshape(weight, (weight.shape[0], -1)).T, flat)
+        cols = np.reshape(cols, cols.shape[:-2] + (weight.shape[1],) + kernel + size)
+    else:
+        spatial, offsets = _letters(nd, "p"), _letters(nd, "i")
+        cols = np.einsum(f"...ngc{spatial},...gco{offsets}->...ngo{offsets}{spatial}",
+                         _split_groups(input, -nd - 1, groups), _split_groups(weight, -nd - 2, groups), optimize=True)
+        cols = np.reshape(cols, cols.shape[: -2 * nd - 2] + (-1,) + kernel + size)
+    out = np.zeros(cols.shape[: -2 * nd] + full, np.result_type(input, weight))
+    for offset in product(*(range(k) for k in kernel)):  # one strided add per kernel offset (col2im)
+        target = tuple(slice(k * d, k * d + (n - 1) * s + 1, s) for k, d, n, s in zip(offset, dilation, size, stride))
+        out[(Ellipsis,) + target] += cols[(Ellipsis,) + offset + (slice(None),) * nd]
+    out = out[(Ellipsis,) + tuple(slice(lo, f - hi) for f, (lo, hi) in zip(full, padding))]
+    return _add_bias(np.ascontiguousarray(out), bias, nd)
+
+
+def convolution_weight(input: np.ndarray, grad_output: np.ndarray, kernel_size: Ints, stride: Ints, padding: Pairs,
+                       dilation: Ints, groups: int) -> np.ndarray:
+    """The adjoint of ``convolution`` in its weight: dw[o, c, k] = sum_{n, p} g[n, o, p] x_pad[n, c, p s + k d],
+    shape ``(C_out, C_in / groups, *kernel_size)`` (with the operands' batch dims in front)."""
+    nd = len(stride)
+    out_size = tuple(np.shape(grad_output)[-nd:])
+    cols = windows(pad_spatial(input, padding), kernel_size, stride, dilation, out_size)  # (*b, N, C, *O, *K)
+    core = nd + 2
+    if groups == 1 and np.ndim(input) == core and np.ndim(grad_output) == core:
+        sample_and_space = [0] + [2 + i for i in range(nd)]
+        return np.tensordot(grad_output, cols, axes=(sample_and_space, sample_and_space))  # (C_out, C, *K)
+    spatial, offsets = _letters(nd, "p"), _letters(nd, "i")
+    out = np.einsum(f"...ngo{spatial},...ngc{spatial}{offsets}->...goc{offsets}",
+                    _split_groups(grad_output, -nd - 1, groups), _split_groups(cols, -2 * nd - 1, groups),
+                    optimize=True)
+    return np.reshape(out, out.shape[: -nd - 3] + (-1,) + out.shape[-nd - 1:])
+
+
+# ----- pooling ---------------------------------------------------------------------------------
+def pool_geometry(size: Ints, kernel: Ints, stride: Ints, padding: Ints, dilation: Ints,
+                  ceil_mode: bool) -> tuple[Ints, Pairs]:
+    """A pooling's output size and its (before, after) padding, the after side grown so that ceil mode's
+    last, partial windows fit. As torch, a last window that would start in the right padding is dropped."""
+    out, pairs = [], []
+    for n, k, s, p, d in zip(size, kernel, stride, padding, dilation):
+        span = d * (k - 1) + 1
+        o = (n + 2 * p - span + (s - 1 if ceil_mode else 0)) // s + 1
+        if ceil_mode and (o - 1) * s >= n + p:
+            o -= 1
+        out.append(o)
+        pairs.append((p, max(p, (o - 1) * s + span - n - p)))
+    return tuple(out), tuple(pairs)
+
+
+def check_pool(size: Ints, lead: Ints, kernel: Ints, padding: Ints, dilation: Ints, out_size: Ints,
+               effective: bool) -> None:
+    """torch's pooling checks: padding at most half the kernel, an output of at least one element."""
+    for k, p, d in zip(kernel, padding, dilation):
+        if p > (d * (k - 1) + 1) // 2 if effective else p > k // 2:
+            what = "effective kernel size" if effective else "kernel size"
+            raise RuntimeError(f"pad should be at most half of {what}, but got pad={p}, kernel_size={k}"
+                               + (f" and dilation={d}" if effective else ""))
+    if min(out_size) < 1:
+        given = "x".join(str(n) for n in lead[-1:] + size)
+        calculated = "x".join(str(n) for n in lead[-1:] + out_size)
+        raise RuntimeError(f"Given input size: ({given}). Calculated output size: ({calculated}). "
+                           f"Output size is too small")
+
+
+def max_pool(x: np.ndarray, kernel_size: Ints, stride: Ints, padding: Ints, dilation: Ints,
+             ceil_mode: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The largest element of each window, and where it is: a flat index into the input's spatial dims
+    (the first maximum in scan order on ties; NaN counts as the largest, as torch)."""
+    nd = len(kernel_size)
+    size = tuple(np.shape(x)[-nd:])
+    out_size, pairs = pool_geometry(size, kernel_size, stride, padding, dilation, ceil_mode)
+    check_pool(size, tuple(np.shape(x)[:-nd]), kernel_size, padding, dilation, out_size, True)
+    cols = windows(pad_spatial(x, pairs, -np.inf), kernel_size, stride, dilation, out_size)
+    flat = np.reshape(cols, cols.shape[:-nd] + (-1,))  # (..., *O, prod(K)): one copy
+    where = np.argmax(flat, axis=-1)
+    values = np.take_along_axis(flat, where[..., None], -1)[..., 0]
+    index = np.zeros(where.shape, np.int64)
+    for j, (offset, o, s, p, d, n) in enumerate(zip(np.unravel_index(where, kernel_size), out_size, stride, padding,
+                                                    dilation, size)):
+        start = (np.arange(o) * s - p).reshape((o,) + (1,) * (nd - 1 - j))  # window starts along dim j
+        index = index * n + start + offset * d
+    return values, index
+
+
+def max_unpool(x: np.ndarray, indices: np.ndarray, output_size: Ints) -> np.ndarray:
+    """Each element of ``x`` added into zeros of spatial size ``output_size`` at its flat spatial index
+    (where max pooling found it); elements sharing an index add up (the adjoint of the gather)."""
+    nd = len(output_size)
+    width = math.prod(output_size)
+    lead = tuple(np.shape(x)[: np.ndim(x) - nd])
+    rows = math.prod(lead)
+    index = np.broadcast_to(indices, np.shape(x)).reshape(rows, -1) + (np.arange(rows) * width)[:, None]
+    out = np.bincount(index.ravel(), weights=np.reshape(x, -1), minlength=rows * width)
+    return out.reshape(lead + tuple(output_size)).astype(np.result_type(x), copy=False)
+
+
+def avg_pool_divisor(size: Ints, kernel: Ints, stride: Ints, padding: Ints, out_size: Ints,
+                     count_include_pad: bool, divisor_override: Any) -> Any:
+    """What each window's sum is divided by (torch's rule): the window's size within the padded input
+    (clipped to the input itself without ``count_include_pad``), or ``divisor_override``."""
+    if divisor_override is not None:
+        return divisor_override
+    divisor: Any = 1
+    for j, (n, k, s, p, o) in enumerate(zip(size, kernel, stride, padding, out_size)):
+        start = np.arange(o) * s - p
+        end = np.minimum(start + k, n + p)
+        count = end - start if count_include_pad else np.minimum(end, n) - np.maximum(start, 0)
+        divisor = divisor * count.reshape((o,) + (1,) * (len(size) - 1 - j))
+    return divisor
+
+
+def avg_pool(x: np.ndarray, kernel_size: Ints, stride: Ints, padding: Ints, ceil_mode: bool,
+             count_include_pad: bool, divisor_override: Any) -> np.ndarray:
+    """The mean of each window (its sum over the divisor torch uses)."""
+    nd = len(kernel_size)
+    size = tuple(np.shape(x)[-nd:])
+    ones = (1,) * nd
+    out_size, pairs = pool_geometry(size, kernel_size, stride, padding, ones, ceil_mode)
+    check_pool(size, tuple(np.shape(x)[:-nd]), kernel_size, padding, ones, out_size, False)
+    padded = pad_spatial(x, pairs)
+    total = None
+    for offset in product(*(range(k) for k in kernel_size)):  # one strided add per kernel offset
+        rows = tuple(slice(k, k + (o - 1) * s + 1, s) for k, o, s in zip(offset, out_size, stride))
+        part = padded[(Ellipsis,) + rows]
+        total = part.copy() if total is None else np.add(total, part, out=total)
+    divisor = avg_pool_divisor(size, kernel_size, stride, padding, out_size, count_include_pad, divisor_override)
+    return np.divide(total, divisor, out=total)
+
+
+def adaptive_pool_matrices(size: Ints, output_size: Ints, dtype: Any) -> list[np.ndarray]:
+    """Per spatial dim, the (out, in) averaging matrix of adaptive pooling: row i averages
+    [floor(i L / O), ceil((i + 1) L / O))."""
+    mats = []
+    for n, o in zip(size, output_size):
+        i = np.arange(o)
+        start, end = (i * n) // o, -((-(i + 1) * n) // o)
+        cols = np.arange(n)
+        inside = (cols >= start[:, None]) & (cols < end[:, None])
+        mats.append((inside / (end - start)[:, None]).astype(dtype))
+    return mats
+
+
+def adaptive_avg_pool(x: np.ndarray, output_size: Ints) -> np.ndarray:
+    """Adaptive average pooling: one averaging matrix applied along each trailing spatial dim."""
+    nd = len(output_size)
+    out = x
+    for j, mat in enumerate(adaptive_pool_matrices(tuple(np.shape(x)[-nd:]), output_size, np.result_type(x))):
+        out = np.moveaxis(np.tensordot(out, mat, axes=([np.ndim(x) - nd + j], [1])), -1, np.ndim(x) - nd + j)
+    return np.ascontiguousarray(out)
