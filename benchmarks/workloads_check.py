@@ -4,6 +4,8 @@ Slow mode builds the whole 300x300 Jacobian numerically (600 evaluations) and an
 compares one random projection ``v^T J u`` each way. Every row must return True (the derivative is
 right); there is no NumPy limit, so the ``funcgrad`` row is the reference. Two workloads, since a target
 is about its workload's subject: slow mode against torch's, fast mode against slow mode.
+Slow mode's 600 evaluations of f run without graph recording and write straight into the Jacobian, and two
+batched backward passes (confirmed by random projections) stand in for the 600 single-row ones.
 """
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ SIZES, SMALL_SIZES = {"n": 300}, {"n": 6}
 WORKLOADS = [
     transform_workload("gradcheck", "gradcheck of sin(x) * x, 300 -> 300 float64; funcgrad = slow mode",
                        elementwise_setup, sin_times, GRADCHECK, "slow", SIZES, SMALL_SIZES,
-                       targets=(Target(("torch slow",), 1.0, "slow mode no slower than torch's slow mode"),)),
+                       targets=(Target(("torch slow",), 1 / 3, "slow mode at most a third of torch's slow mode"),)),
     transform_workload("gradcheck-fast", "the same, funcgrad = fast mode against funcgrad's slow mode",
                        elementwise_setup, sin_times, GRADCHECK, "fast", SIZES, SMALL_SIZES, apis=("funcgrad",),
                        targets=(Target(("fg slow",), 0.1, "fast mode at least 10x faster than slow mode"),)),

@@ -2,6 +2,7 @@
 views versus copies, Tensor-method call forms, batched gradients and random shapes and dims."""
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -90,6 +91,41 @@ def test_cumprod_with_zeros() -> None:
 
 
 # ----- views and copies -------------------------------------------------------------------------------
+@pytest.mark.parametrize("call,value,grad", [
+    (lambda x: fg.mean(x, 0), 1.5, 1.0),
+    (lambda x: x.mean(-1, keepdim=True), 1.5, 1.0),
+    (lambda x: fg.prod(x, 0), 1.5, 1.0),
+    (lambda x: fg.prod(x, -1, True), 1.5, 1.0),
+    (lambda x: fg.var(x, (0,), correction=0), 0.0, 0.0),
+    (lambda x: fg.std(x, 0, correction=0), 0.0, 0.0),
+    (lambda x: fg.var(x, 0), np.nan, np.nan),  # N - 1 = 0 degrees of freedom, as torch
+    (lambda x: fg.std(x, -1), np.nan, np.nan),
+    (lambda x: fg.flip(x, 0), 1.5, 1.0),
+    (lambda x: x.flip(-1), 1.5, 1.0),
+    (lambda x: fg.flip(x, (0, -1)), 1.5, 1.0),
+], ids=["mean", "mean-keepdim", "prod", "prod-keepdim", "var-biased", "std-biased", "var", "std", "flip", "flip-method",
+        "flip-both"])
+def test_zero_dim_inputs_take_dim_0_and_minus_1(call: Any, value: float, grad: float) -> None:
+    """Issue 12: dim 0 / -1 of a 0-d tensor name no axis, in the forward and the backward (values as torch)."""
+    x = fg.tensor(1.5, requires_grad=True)
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's "Degrees of freedom <= 0", as torch warns
+        out = call(x)
+        out.backward()
+    assert out.shape == ()
+    np.testing.assert_array_equal(out.data, value)
+    np.testing.assert_array_equal(x.grad.data, grad)
+
+
+def test_zero_dim_inputs_reject_other_dims() -> None:
+    x = fg.tensor(1.5, requires_grad=True)
+    for call in (lambda: fg.flip(x, 1), lambda: fg.mean(x, 1), lambda: fg.prod(x, -2)):
+        with pytest.raises(IndexError, match=r"expected to be in range of \[-1, 0\]"):
+            call()
+    with pytest.raises(RuntimeError, match="dim 0 appears multiple times in the list of dims"):
+        fg.flip(fg.ones(2), (0, -1))
+
+
 def test_view_shares_memory_and_version_with_its_base() -> None:
     x = fg.arange(6.0)
     v = x.view(2, 3)

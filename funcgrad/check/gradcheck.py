@@ -13,7 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.autograd import enable_grad
 from funcgrad.autograd import grad as autograd_grad
+from funcgrad.check.arguments import as_tuple, checked_outputs, prepare, tensor_outputs
 from funcgrad.check.forward import forward_jacobian
 from funcgrad.check.numerical import Step, auto_step, derivative_jumps, evaluate, jacobian_fd, jvp_fd
 from funcgrad.check.report import GradcheckError, Mismatch, format_mismatch
@@ -23,6 +25,8 @@ __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
 _KINK_COLUMNS = 10  # violating input elements probed for a kink
 _BATCH = 3  # grad_outputs in the batched-grad check
+_PROJECTIONS = 2  # random grad_outputs that confirm a batched analytical Jacobian
+_ONCE = "marked with @once_differentiable"  # autograd's error when a once_differentiable backward is differentiated
 
 
 @dataclass(frozen=True)
@@ -40,48 +44,6 @@ class _Options:
     order: str = ""  # "second order " in gradgradcheck
     output_label: Callable[[int], str] = "output {}".format
     input_label: Callable[[int], str] = "input {}".format
-
-
-def _as_tuple(value: Any) -> tuple[Any, ...]:
-    return tuple(value) if isinstance(value, tuple | list) else (value,)
-
-
-def _outputs(func: Callable[..., Any], inputs: Sequence[Any]) -> tuple[Tensor, ...]:
-    """The floating-point Tensor outputs of ``func``, the ones whose Jacobians are checked."""
-    return tuple(o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor) and o.dtype.kind in "fc")
-
-
-def _flatten(args: tuple[Any, ...]) -> tuple[list[Any], list[str], Callable[[Sequence[Any]], tuple[Any, ...]]]:
-    """The leaves of arguments that nest lists or tuples (``cat([a, b])``), their labels, and a rebuilder."""
-    leaves: list[Any] = []
-    labels: list[str] = []
-
-    def walk(value: Any, label: str) -> Callable[[Sequence[Any]], Any]:
-        if isinstance(value, list | tuple):
-            parts = [walk(v, f"{label}[{k}]") for k, v in enumerate(value)]
-            return lambda flat: type(value)(part(flat) for part in parts)
-        leaves.append(value)
-        labels.append(label)
-        pos = len(leaves) - 1
-        return lambda flat: flat[pos]
-
-    builders = [walk(a, f"input {i}") for i, a in enumerate(args)]
-    return leaves, labels, lambda flat: tuple(build(flat) for build in builders)
-
-
-def _prepare(func: Callable[..., Any], inputs: Any) -> tuple[Callable[..., Any], tuple[Any, ...], list[int],
-                                                               list[str]]:
-    """``func`` over flat arguments, fresh contiguous leaves for the tensors that require grad (other arguments
-    unchanged), the positions of those leaves and every argument's label."""
-    leaves, labels, rebuild = _flatten(_as_tuple(inputs))
-    prepared = tuple(Tensor(np.array(a.data, copy=True, order="C"), requires_grad=True)
-                     if isinstance(a, Tensor) and a.requires_grad else a for a in leaves)
-    indices = [i for i, a in enumerate(leaves) if isinstance(a, Tensor) and a.requires_grad]
-
-    def flat_func(*flat: Any) -> Any:
-        return func(*rebuild(flat))
-
-    return flat_func, prepared, indices, labels
 
 
 class _Run:
@@ -119,25 +81,68 @@ class _Run:
         return rows
 
     def analytical(self) -> tuple[list[list[np.ndarray]], list[list[np.ndarray]]]:
-        """Autograd's Jacobians ``[j][pos]`` (out_j.size, in.size), computed twice to test reentrancy."""
-        outputs = _outputs(self.func, self.inputs)
-        runs: tuple[list[list[np.ndarray]], list[list[np.ndarray]]] = ([], [])
-        for j, out in enumerate(outputs):
-            for run in runs:
-                rows = []
-                for r in range(out.data.size):
-                    seed = np.zeros(out.data.size)
-                    seed[r] = 1.0
-                    rows.append(self.vjp(outputs, j, seed.reshape(out.shape)))
-                run.append([np.stack([row[p] for row in rows]) if rows else np.zeros((0, x.data.size))
-                            for p, x in enumerate(self.diff)])
-        return runs
+        """Autograd's Jacobians ``[j][pos]`` (out_j.size, in.size), computed twice to test reentrancy.
+
+        PyTorch runs one backward per output element, twice. Here two batched backward passes (unit seeds)
+        stand in for them when they agree within ``nondet_tol`` and a backward with random grad_outputs
+        matches their projection: then the rows are the same numbers. Otherwise, or if the backward cannot
+        batch, it is row by row, so the verdict never depends on batching.
+        """
+        outputs = tensor_outputs(self.func, self.inputs)
+        first, second = [], []
+        for j in range(len(outputs)):
+            batched = self.batched_jacobian(outputs, j)
+            first.append(batched if batched is not None else self.rows(outputs, j))
+            second.append(batched if batched is not None else self.rows(outputs, j))
+        return first, second
+
+    def batched_jacobian(self, outputs: Sequence[Tensor], j: int) -> list[np.ndarray] | None:
+        """The blocks of output ``j`` by batched backward passes, or None unless they reproduce a row loop."""
+        one, two = self.batched_rows(outputs, j), self.batched_rows(outputs, j)
+        if one is None or two is None or any(np.any(np.abs(a - b) > self.opts.nondet_tol) for a, b in zip(one, two)):
+            return None
+        tol = 1e4 * float(np.finfo(outputs[j].dtype).eps)
+        rng = np.random.default_rng(1)
+        for _ in range(_PROJECTIONS):
+            v = rng.standard_normal(outputs[j].shape)
+            for row, block in zip(self.vjp(outputs, j, v), one):
+                if np.any(np.abs(row - v.ravel() @ block) > tol * (np.abs(v.ravel()) @ np.abs(block) + 1e-30)):
+                    return None
+        return one
+
+    def rows(self, outputs: Sequence[Tensor], j: int) -> list[np.ndarray]:
+        """The Jacobian blocks of output ``j``, one backward per output element."""
+        size = outputs[j].data.size
+        rows = [self.vjp(outputs, j, seed.reshape(outputs[j].shape)) for seed in np.eye(size)]
+        return [np.stack([row[p] for row in rows]) if rows else np.zeros((0, x.data.size))
+                for p, x in enumerate(self.diff)]
+
+    def batched_rows(self, outputs: Sequence[Tensor], j: int) -> list[np.ndarray] | None:
+        """The Jacobian blocks of output ``j`` by one batched backward, or None if the backward cannot batch."""
+        out = outputs[j]
+        if not out.requires_grad or not out.data.size:
+            return None
+        seeds = np.eye(out.data.size, dtype=out.dtype).reshape((out.data.size, *out.shape))
+        try:
+            grads = autograd_grad(out, self.diff, seeds, retain_graph=True, allow_unused=True,
+                                  is_grads_batched=True)
+        except Exception:  # any failure to batch: the row-by-row run decides
+            return None
+        blocks = []
+        for x, g in zip(self.diff, grads):
+            if g is None:
+                blocks.append(np.zeros((out.data.size, x.data.size)))
+            elif g.shape != (out.data.size, *x.shape):
+                return None
+            else:
+                blocks.append(np.asarray(g.data, dtype=np.float64).reshape(out.data.size, -1))
+        return blocks
 
     def causes(self, i: int, j: int, numerical: np.ndarray, analytical: np.ndarray, second: np.ndarray,
                jumps: list[str]) -> list[str]:
         """Likely causes of a mismatch of output ``j`` w.r.t. input ``i``, most likely first."""
         causes = list(jumps)
-        outputs = _outputs(self.func, self.inputs)
+        outputs = tensor_outputs(self.func, self.inputs)
         if j < len(outputs) and not outputs[j].requires_grad:
             causes.append(f"{self.opts.output_label(j)} does not require grad: it was computed outside autograd "
                           "(a once_differentiable or NumPy backward, no_grad, or mark_non_differentiable)")
@@ -183,7 +188,7 @@ class _Run:
     def slow(self) -> None:
         """Compare every Jacobian block, then check reentrancy."""
         analytical, second = self.analytical()
-        out_shapes = [o.shape for o in _outputs(self.func, self.inputs)]
+        out_shapes = [o.shape for o in tensor_outputs(self.func, self.inputs)]
         for pos, i in enumerate(self.indices):
             numerical, errors = jacobian_fd(self.func, self.inputs, i, self.opts.eps)
             for j, (num, err) in enumerate(zip(numerical, errors)):
@@ -206,7 +211,7 @@ class _Run:
     def forward_mode(self, against_reverse: bool) -> None:
         """Forward mode's Jacobians against finite differences and, if checked too, reverse mode's."""
         reverse = self.analytical()[0] if against_reverse else None
-        out_shapes = [o.shape for o in _outputs(self.func, self.inputs)]
+        out_shapes = [o.shape for o in tensor_outputs(self.func, self.inputs)]
         for pos, i in enumerate(self.indices):
             numerical, errors = jacobian_fd(self.func, self.inputs, i, self.opts.eps)
             for j, (num, err, fwd) in enumerate(zip(numerical, errors, forward_jacobian(self.func, self.inputs, i))):
@@ -235,7 +240,7 @@ class _Run:
 
     def fast(self) -> None:
         """Compare ``v^T J u`` numerically and analytically; on failure re-run slow mode to explain it."""
-        outputs = _outputs(self.func, self.inputs)
+        outputs = tensor_outputs(self.func, self.inputs)
         us = [self.unit(x.data.size) for x in self.diff]
         vs = [self.unit(o.data.size) for o in outputs]
         runs = [[self.vjp(outputs, j, v.reshape(o.shape)) for j, (o, v) in enumerate(zip(outputs, vs))]
@@ -253,6 +258,22 @@ class _Run:
         self.reentrant([[np.atleast_1d(r[p] @ u) for p, u in enumerate(us)] for r in runs[0]],
                        [[np.atleast_1d(r[p] @ u) for p, u in enumerate(us)] for r in runs[1]])
 
+    def no_differentiable_outputs(self) -> None:
+        """No output requires grad: as PyTorch, the numerical gradient must then be zero."""
+        for pos, i in enumerate(self.indices):
+            if self.opts.fast_mode:
+                numerical = jvp_fd(self.func, self.inputs, i, self.unit(self.diff[pos].data.size), self.opts.eps)[0]
+            else:
+                numerical = jacobian_fd(self.func, self.inputs, i, self.opts.eps)[0]
+            for j, num in enumerate(numerical):
+                if np.abs(num).max(initial=0.0) > self.opts.nondet_tol:
+                    raise self.fail("no differentiable outputs", "Numerical gradient for function expected to be "
+                                    f"zero: no output requires grad, yet {self.opts.output_label(j)} changes with "
+                                    f"{self.opts.input_label(i)} (by up to {np.abs(num).max():.3g} per unit). The "
+                                    f"{'backward' if self.opts.order else 'function'} is computed outside autograd "
+                                    "(NumPy on .data, detach(), no_grad): write it with funcgrad operations"
+                                    f"{', or mark it once_differentiable' if self.opts.order else ''}.", j, i)
+
     def unit(self, n: int) -> np.ndarray:
         """A random unit vector of length ``n`` (empty for n = 0)."""
         u = self.rng.standard_normal(n)
@@ -260,10 +281,10 @@ class _Run:
 
     def undefined_grad(self) -> None:
         """Zero or undefined output grads must give zero or None input grads, without crashing."""
-        n_out = sum(o.requires_grad for o in _outputs(self.func, self.inputs))
+        n_out = sum(o.requires_grad for o in tensor_outputs(self.func, self.inputs))
         cases = [None] + (list(range(n_out)) if n_out > 1 else [])
         for left_out in cases:
-            outputs = [o for o in _outputs(self.func, self.inputs) if o.requires_grad]
+            outputs = [o for o in tensor_outputs(self.func, self.inputs) if o.requires_grad]
             chosen = [o for k, o in enumerate(outputs) if k != left_out]
             what = ("every output grad is zero" if left_out is None else
                     f"the grad of differentiable output {left_out} is undefined and the others are zero")
@@ -282,7 +303,7 @@ class _Run:
 
     def batched(self) -> None:
         """``grad(..., is_grads_batched=True)`` must agree with a loop over the batch."""
-        outputs = _outputs(self.func, self.inputs)
+        outputs = tensor_outputs(self.func, self.inputs)
         for j, out in enumerate(outputs):
             if not out.requires_grad:
                 continue
@@ -320,22 +341,26 @@ def _run(func: Callable[..., Any], prepared: tuple[Any, ...], indices: list[int]
                           f"difference with eps={opts.eps} keeps only about log10(eps / machine eps) significant "
                           "digits, so even a correct backward will likely fail. Use float64 inputs, or eps='auto' "
                           "to choose the step per dtype.", UserWarning, stacklevel=3)
-    run = _Run(func, prepared, indices, opts)
+    checked, differentiable = checked_outputs(func, prepared)
+    run = _Run(checked, prepared, indices, opts)
     try:
         try:
-            if check_backward_ad:
+            if not differentiable:
+                run.no_differentiable_outputs()
+            elif check_backward_ad:
                 run.fast() if opts.fast_mode else run.slow()
             if check_forward_ad:
                 run.forward_mode(against_reverse=check_backward_ad)
         except RuntimeError as exc:
-            if not opts.order or "once_differentiable" not in str(exc):
+            # only autograd's own refusal; a GradcheckError naming once_differentiable as a cause is a failure
+            if not opts.order or isinstance(exc, GradcheckError) or _ONCE not in str(exc):
                 raise
             raise run.fail("once_differentiable", "The backward is marked once_differentiable, so it cannot be "
                            "differentiated and second derivatives are unavailable. Write it with funcgrad "
                            "operations (and drop the decorator) to support them.") from exc
-        if opts.check_undefined_grad:
+        if opts.check_undefined_grad and differentiable:
             run.undefined_grad()
-        if opts.check_batched_grad:
+        if opts.check_batched_grad and differentiable:
             run.batched()
     except GradcheckError:
         if raise_exception:
@@ -381,7 +406,7 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: Step = 1e-6, atol: 
         >>> fg.check.gradcheck(fg.sin, (x,))
         True
     """
-    flat_func, prepared, indices, labels = _prepare(func, inputs)
+    flat_func, prepared, indices, labels = prepare(func, inputs)
     opts = _Options(eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes, check_batched_grad,
                     fast_mode, input_label=labels.__getitem__)
     return _run(flat_func, prepared, indices, opts, raise_exception, check_forward_ad, check_backward_ad)
@@ -416,19 +441,25 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
         >>> fg.check.gradgradcheck(fg.tanh, (x,))
         True
     """
-    flat_func, prepared, indices, labels = _prepare(func, inputs)
+    flat_func, prepared, indices, labels = prepare(func, inputs)
+    checked, differentiable = checked_outputs(flat_func, prepared)
+    first_opts = _Options(eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes, check_batched_grad,
+                          fast_mode, input_label=labels.__getitem__)
+    if not differentiable:  # no first derivative to differentiate: the function must be constant, as PyTorch
+        return _run(flat_func, prepared, indices, first_opts, raise_exception, False, True)
     if grad_outputs is None:
         rng = np.random.default_rng(0)
         gos = tuple(Tensor(rng.standard_normal(o.shape).astype(o.dtype), requires_grad=True)
-                    for o in _outputs(flat_func, prepared))
+                    for o in tensor_outputs(checked, prepared))
     else:
-        gos = _as_tuple(grad_outputs)
+        gos = as_tuple(grad_outputs)
     n = len(prepared)
 
+    @enable_grad()
     def first_order(*args: Any) -> tuple[Tensor, ...]:
-        outs = _outputs(flat_func, args[:n])
+        # grad mode on even while the finite differences evaluate it: the first-order graph is what it measures
         diff = [args[i] for i in indices]
-        used = [(o, g) for o, g in zip(outs, args[n:]) if o.requires_grad]
+        used = [(o, g) for o, g in zip(tensor_outputs(checked, args[:n]), args[n:]) if o.requires_grad]
         grads = autograd_grad([o for o, _ in used], diff, [g for _, g in used], create_graph=True,
                               allow_unused=True) if used else (None,) * len(diff)
         return tuple(g if g is not None else Tensor(np.zeros(d.shape, d.dtype)) for g, d in zip(grads, diff))

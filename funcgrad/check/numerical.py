@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.autograd import no_grad
 from funcgrad.core.tensor import Tensor
 
 __all__ = ["Step", "evaluate", "jacobian_fd", "jvp_fd", "derivative_jumps", "auto_step"]
@@ -22,10 +23,12 @@ _Shifted = Callable[[float], list[np.ndarray]]
 
 
 def evaluate(func: Callable[..., Any], inputs: Sequence[Any]) -> list[np.ndarray]:
-    """The floating-point Tensor outputs of ``func(*inputs)`` as flat arrays in their own dtype."""
-    outs = func(*inputs)
-    outs = tuple(outs) if isinstance(outs, tuple | list) else (outs,)
-    return [o.data.ravel().copy() for o in outs if isinstance(o, Tensor) and o.dtype.kind in "fc"]
+    """The floating-point Tensor outputs of ``func(*inputs)`` as flat arrays in their own dtype.
+
+    Runs without recording a graph: finite differences need values only.
+    """
+    with no_grad():
+        return [v.copy() for v in _values(func(*inputs))]
 
 
 def auto_step(x: np.ndarray) -> np.ndarray:
@@ -105,14 +108,48 @@ def jacobian_fd(func: Callable[..., Any], inputs: Sequence[Any], index: int,
                [0., 4.]])
     """
     flat = _flat(inputs, index)
-    steps = auto_step(flat) if eps == "auto" else np.full(flat.size, float(eps))
-    columns = [_derivative(_column_shift(func, inputs, flat, k), float(steps[k]), eps == "auto")
-               for k in range(flat.size)]
-    sizes = [o.size for o in evaluate(func, inputs)]
+    centre = evaluate(func, inputs)
+    sizes = [o.size for o in centre]
+    if eps != "auto":
+        jacobians = _fixed_step_columns(func, inputs, flat, float(eps), centre)
+        return jacobians, [np.zeros_like(jac) for jac in jacobians]
+    steps = auto_step(flat)
+    columns = [_derivative(_column_shift(func, inputs, flat, k), float(steps[k]), True) for k in range(flat.size)]
     return ([np.stack([c[0][j] for c in columns], axis=1) if columns else np.zeros((n, 0))
              for j, n in enumerate(sizes)],
             [np.stack([c[1][j] for c in columns], axis=1) if columns else np.zeros((n, 0))
              for j, n in enumerate(sizes)])
+
+
+def _fixed_step_columns(func: Callable[..., Any], inputs: Sequence[Any], flat: np.ndarray, h: float,
+                        centre: list[np.ndarray]) -> list[np.ndarray]:
+    """PyTorch's central differences ``(f(x + h e_k) - f(x - h e_k)) / 2h``, written column by column into the
+    Jacobians (float64, or complex128 for complex outputs): the hot loop of slow mode, so one grad-mode switch
+    and no per-column allocation beyond f's own."""
+    jacobians = [np.empty((c.size, flat.size), np.promote_types(c.dtype, np.float64)) for c in centre]
+    k, orig = 0, None
+    try:
+        with no_grad():
+            for k in range(flat.size):
+                orig = flat[k].copy()
+                flat[k] = orig + h
+                plus = [p.copy() for p in _values(func(*inputs))]  # a copy: an output may be a view of the input
+                flat[k] = orig - h
+                for jac, p, m in zip(jacobians, plus, _values(func(*inputs))):
+                    np.subtract(p, m, out=jac[:, k], casting="unsafe")
+                flat[k] = orig
+    finally:
+        if orig is not None:
+            flat[k] = orig
+    for jac in jacobians:
+        jac /= 2 * h
+    return jacobians
+
+
+def _values(outs: Any) -> list[np.ndarray]:
+    """The floating-point Tensor outputs among ``outs`` as flat arrays (views, not copies)."""
+    outs = tuple(outs) if isinstance(outs, tuple | list) else (outs,)
+    return [o.data.reshape(-1) for o in outs if isinstance(o, Tensor) and o.dtype.kind in "fc"]
 
 
 def jvp_fd(func: Callable[..., Any], inputs: Sequence[Any], index: int, u: np.ndarray,

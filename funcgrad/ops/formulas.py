@@ -71,7 +71,10 @@ def zeros(g: Any) -> Any:
 
 
 def normalize_dims(dim: Any, ndim: int) -> tuple[int, ...]:
-    """``dim`` (None, an int or a sequence, negatives allowed) as sorted non-negative axes."""
+    """``dim`` (None, an int or a sequence, negatives allowed) as sorted non-negative axes.
+
+    A 0-d input accepts 0 and -1 as torch does, naming no axis: the result is then ``()``.
+    """
     if dim is None:
         return tuple(range(ndim))
     dims = (dim,) if isinstance(dim, int | np.integer) else tuple(dim)
@@ -80,8 +83,15 @@ def normalize_dims(dim: Any, ndim: int) -> tuple[int, ...]:
         if not -max(ndim, 1) <= d < max(ndim, 1):
             raise IndexError(f"Dimension out of range (expected to be in range of [{-max(ndim, 1)}, "
                              f"{max(ndim, 1) - 1}], but got {d})")
-        out.append(d % ndim if ndim else 0)
+        if ndim:
+            out.append(d % ndim)
     return tuple(sorted(set(out)))
+
+
+def one_dim(dim: Any, ndim: int) -> int:
+    """One dim as a non-negative index (0 for a 0-d input, as torch); IndexError (torch's message) when out
+    of range."""
+    return normalize_dims(dim, ndim)[0] if ndim else normalize_dims(dim, 1)[0]
 
 
 def unreduce(g: Any, shape: tuple[int, ...], dim: Any, keepdim: bool) -> Any:

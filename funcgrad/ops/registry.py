@@ -58,6 +58,7 @@ class OpSpec:
         self.sequence = sequence
         self.multi_output = multi_output
         self.jvp = jvp
+        self.taylor: Callable[..., Any] | None = None  # the Taylor-mode rule, from ops/taylor.py
         self.plain: Callable[..., Any] = kernel  # the op function without the dispatch check, set by defop
         self.tensor_positions = tuple(params.index(p) for p in rules)
         self.differentiable = any(r is not NONDIFF for r in rules.values())

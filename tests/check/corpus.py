@@ -169,6 +169,21 @@ class WrongSecondOrder(Function):
         return fg.tensor(3 * x.data ** 2) * g
 
 
+class NumpyBackward(Function):
+    """A NumPy backward not marked once_differentiable: right first order, and a second order that is silently
+    zero (its result is a constant to autograd)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return fg.tensor(3 * x.data ** 2 * g.data)
+
+
 class Noisy(Function):
     """A backward with tiny run-to-run noise (as an atomic-add reduction would have)."""
 
@@ -243,5 +258,6 @@ WRONG = [
     Case(ForgotMarkDirty, lambda d: (_x(d, 3),), _through_exp(ForgotMarkDirty)),
 ]
 SECOND_ORDER_WRONG = Case(WrongSecondOrder, lambda d: (_x(d, 3),))
+NUMPY_BACKWARD = Case(NumpyBackward, lambda d: (_x(d, 3),))
 NOISY = Case(Noisy, lambda d: (_x(d, 3),))
 ONCE = Case(CubeOnce, lambda d: (_x(d, 3),))

@@ -7,7 +7,7 @@ import pytest
 import funcgrad as fg
 from funcgrad.autograd import Function
 from funcgrad.check import GradcheckError, check_function
-from tests.check.corpus import NOISY, ONCE, RIGHT, SECOND_ORDER_WRONG, WRONG, Case
+from tests.check.corpus import NOISY, NUMPY_BACKWARD, ONCE, RIGHT, SECOND_ORDER_WRONG, WRONG, Case
 
 
 @pytest.mark.parametrize("case", RIGHT, ids=lambda c: c.name)
@@ -29,6 +29,13 @@ def test_forgotten_mark_dirty_is_named() -> None:
 
 def test_once_differentiable_skips_second_order() -> None:
     assert check_function(ONCE.function, *ONCE.inputs(np.float64))[-1].endswith("once_differentiable")
+
+
+def test_unmarked_numpy_backward_fails_second_order() -> None:
+    # its report names once_differentiable as a likely cause; that must not turn the failure into a skip
+    with pytest.raises(GradcheckError, match="once_differentiable") as info:
+        check_function(NUMPY_BACKWARD.function, *NUMPY_BACKWARD.inputs(np.float64))
+    assert info.value.check.startswith("second order") and info.value.check != "second order once_differentiable"
 
 
 class TooManyGrads(Function):

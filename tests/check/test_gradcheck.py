@@ -158,6 +158,47 @@ def test_matches_torch_verdicts() -> None:
         torch.tanh, (torch.tensor(x, requires_grad=True),))
 
 
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_a_function_without_gradient_is_refused(fast_mode: bool) -> None:
+    x = leaf(3)
+    for func in (lambda t: np.sin(t.data), lambda t: fg.tensor(np.sin(t.data)), lambda t: fg.sin(t).detach()):
+        with pytest.raises(GradcheckError, match="expected to be zero") as info:
+            gradcheck(func, (x,), fast_mode=fast_mode)
+        assert info.value.check == "no differentiable outputs"
+        with pytest.raises(GradcheckError, match="expected to be zero"):
+            gradgradcheck(func, (x,), fast_mode=fast_mode)
+    assert gradcheck(lambda t: fg.ones(3), (x,), fast_mode=fast_mode)  # constant: no gradient, rightly
+    assert gradgradcheck(lambda t: fg.ones(3), (x,), fast_mode=fast_mode)
+
+
+def test_outputs_that_do_not_require_grad_are_left_out_as_torch() -> None:
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).standard_normal(3)
+    tx = torch.tensor(x, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda t: (torch.sin(t), torch.cos(t).detach()), (tx,))
+    with pytest.raises(RuntimeError, match="expected to be zero"):
+        torch.autograd.gradcheck(lambda t: torch.sin(t).detach(), (tx,))
+    assert gradcheck(lambda t: (fg.sin(t), fg.cos(t).detach()), (fg.tensor(x, requires_grad=True),))
+
+
 def test_once_differentiable_is_named_in_second_order() -> None:
     assert verdict(gradcheck, ONCE) == "ok"
     assert verdict(gradgradcheck, ONCE) == "second order once_differentiable"
+
+
+class FirstRowOnly(Function):
+    """Right row by row, but reads only the first grad_output of a batch (a NumPy backward on ``g.data``)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 3.0
+
+    @staticmethod
+    def backward(ctx, g):
+        return fg.tensor(3.0 * g.data.reshape(-1)[:g.shape[-1]])
+
+
+def test_slow_mode_verdict_does_not_depend_on_batching() -> None:
+    # the batched analytical Jacobian is confirmed by row-wise projections, else the rows are computed one by one
+    assert gradcheck(FirstRowOnly.apply, (leaf(4),))
+    assert not gradcheck(FirstRowOnly.apply, (leaf(4),), check_batched_grad=True, raise_exception=False)

@@ -10,12 +10,12 @@ SAMPLES: dict[str, list[S]] = {
     # ----- sums and moments -------------------------------------------------------------------------
     "sum_to": [S(A(2, 3, 4), (3, 1)), S(A(3), (3,))],
     "sum": [S(A(3, 4)), S(A(3, 4), 1), S(A(2, 3, 4), dim=(0, 2), keepdim=True), S(A()), S(A(), 0)],
-    "mean": [S(A(3, 4)), S(A(3, 4), dim=-1), S(A(2, 3, 4), dim=(0, 2), keepdim=True)],
+    "mean": [S(A(3, 4)), S(A(3, 4), dim=-1), S(A(2, 3, 4), dim=(0, 2), keepdim=True), S(A(), 0), S(A(), -1, True)],
     "var": [S(A(3, 4)), S(A(3, 4), 1), S(A(2, 3, 4), dim=(0, -1), keepdim=True, correction=0),
-            S(A(5), correction=2)],
-    "std": [S(A(3, 4)), S(A(3, 4), -1, keepdim=True), S(A(2, 3, 4), (1, 2), correction=0)],
+            S(A(5), correction=2), S(A(), 0, correction=0), S(A(), (-1,), keepdim=True, correction=0)],
+    "std": [S(A(3, 4)), S(A(3, 4), -1, keepdim=True), S(A(2, 3, 4), (1, 2), correction=0), S(A(), 0, correction=0)],
     "prod": [S(A(3, 4)), S(A(3, 4), 1), S(A(2, 3, 4), dim=(0, 2), keepdim=True), S(A()),
-             S(_WITH_ZEROS), S(_WITH_ZEROS, 0), S(_WITH_ZEROS, -1, keepdim=True)],
+             S(_WITH_ZEROS), S(_WITH_ZEROS, 0), S(_WITH_ZEROS, -1, keepdim=True), S(A(), 0), S(A(), -1, True)],
     # ----- extremes ---------------------------------------------------------------------------------
     "amax": [S(_DISTINCT), S(_DISTINCT, 0), S(_DISTINCT, (0, 1), keepdim=True), S(A())],
     "amin": [S(_DISTINCT), S(_DISTINCT, -1, keepdim=True)],

@@ -19,7 +19,8 @@ from funcgrad.ops.registry import ELEMENTWISE, NONDIFF, composite, defop, tensor
 
 # ----- index builders and checks (shared by kernels and rules) --------------------------------
 def _dim(dim: int, ndim: int) -> int:
-    return R.normalize_dims(dim, ndim)[0]
+    """One dim as a non-negative index (0 for a 0-d input); IndexError (torch's message) when out of range."""
+    return R.one_dim(dim, ndim)
 
 
 def _gather_index(x_shape: tuple[int, ...], dim: int, index: Any, src_shape: Any = None) -> tuple[np.ndarray, ...]:

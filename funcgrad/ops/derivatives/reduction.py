@@ -21,7 +21,7 @@ _MinResult = namedtuple("min", ["values", "indices"])
 
 def _dims(dim, ndim):
     """``dim`` as a tuple of non-negative dims (all for None, none for a 0-d input)."""
-    return R.normalize_dims(dim, ndim) if ndim else ()
+    return R.normalize_dims(dim, ndim)
 
 
 def _dims_from_end(dim, ndim):

@@ -25,8 +25,8 @@ def _tuple(dims):
 
 
 def _dim(dim, ndim):
-    """One dim as a non-negative index; IndexError (torch's message) when out of range."""
-    return R.normalize_dims(dim, ndim)[0] if ndim else 0
+    """One dim as a non-negative index (0 for a 0-d input); IndexError (torch's message) when out of range."""
+    return R.one_dim(dim, ndim)
 
 
 # ----- shapes the kernels and the rules agree on -------------------------------------------------
@@ -163,8 +163,13 @@ def _repeat(x, sizes):
 
 
 def _flip(x, dims):
-    """``x`` reversed along ``dims`` (a copy)."""
-    return np.flip(x, dims).copy()
+    """``x`` reversed along ``dims`` (a copy); 0 and -1 name no axis of a 0-d ``x``, as torch."""
+    dims = _tuple(dims)
+    axes = R.normalize_dims(dims, np.ndim(x))
+    if len(axes) < len(dims) and np.ndim(x):
+        raise RuntimeError(f"dim {next(a for a in axes if sum(d % np.ndim(x) == a for d in dims) > 1)} appears "
+                           f"multiple times in the list of dims")
+    return np.flip(x, axes).copy() if axes else np.array(x, copy=True)
 
 
 def _roll(x, shifts, dims=None):
@@ -231,6 +236,11 @@ def _repeat_grad(g, x_shape, sizes):
     batch = _batch(g, k)
     split = tuple(n for pair in zip(sizes, padded) for n in pair)
     return F.reshape(F.sum(F.reshape(g, batch + split), tuple(range(-2 * k, 0, 2))), batch + tuple(x_shape))
+
+
+def _flip_dims(dims, ndim):
+    """The dims of a flip counted from the end (none for a 0-d input), for gradients with batch dims."""
+    return R.from_end(R.normalize_dims(_tuple(dims), ndim), ndim)
 
 
 def _roll_grad(g, x_shape, shifts, dims):
@@ -301,8 +311,8 @@ diagonal     = defop("diagonal",     _diagonal,     view=True, x=_diagonal_grad,
 
 # ----- copies ---------------------------------------------------------------------------------
 repeat = defop("repeat", _repeat, x=_repeat_grad, jvp=_repeat_jvp)
-flip   = defop("flip",   _flip,   x=lambda g, x_shape, dims: F.flip(g, R.from_end(_tuple(dims), len(x_shape))),
-               jvp=lambda x_t, x_shape, dims: F.flip(x_t, R.from_end(_tuple(dims), len(x_shape))))
+flip   = defop("flip",   _flip,   x=lambda g, x_shape, dims: F.flip(g, _flip_dims(dims, len(x_shape))),
+               jvp=lambda x_t, x_shape, dims: F.flip(x_t, _flip_dims(dims, len(x_shape))))
 roll   = defop("roll",   _roll,   x=_roll_grad,  # jvp: rolling back by -shifts is rolling forward
                jvp=lambda x_t, x_shape, shifts, dims: _roll_grad(x_t, x_shape, tuple(-s for s in _tuple(shifts)), dims))
 diag   = defop("diag",   _diag,   x=_diag_grad,  # jvp: diag's transpose is diag of the other kind
