@@ -7,6 +7,7 @@ differentiable methods are the op table's functions, installed when ``funcgrad.o
 """
 from __future__ import annotations
 
+import copy
 import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,20 @@ def _check_differentiable_dtype(dtype: np.dtype) -> None:
     if dtype.kind not in "fc":
         raise RuntimeError(f"only Tensors of floating point and complex dtype can require gradients, "
                            f"got {dtype}; convert first, e.g. x.to(float) or tensor(data, dtype=float)")
+
+
+def _check_grad(tensor: Tensor, grad: Any) -> None:
+    """PyTorch's checks of an assignment ``tensor.grad = grad``."""
+    if not isinstance(grad, Tensor):
+        kind = type(grad)
+        name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+        raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {name}")
+    if grad.shape != tensor.shape:
+        raise RuntimeError(f"attempting to assign a gradient of size '{list(grad.shape)}' to a tensor of size "
+                           f"'{list(tensor.shape)}'. Please ensure that the gradient and the tensor are the same size")
+    if grad.dtype != tensor.dtype:
+        raise RuntimeError(f"attempting to assign a gradient with dtype '{grad.dtype}' to a tensor with dtype "
+                           f"'{tensor.dtype}'. Please ensure that the gradient and the tensor have the same dtype")
 
 
 class _Extra:
@@ -58,14 +73,14 @@ class Tensor:
         tensor([2., 4.])
     """
 
-    __slots__ = ("data", "_requires_grad", "grad", "grad_fn", "output_nr", "_version_counter", "_extra",
+    __slots__ = ("data", "_requires_grad", "_grad", "grad_fn", "output_nr", "_version_counter", "_extra",
                  "__weakref__")
     __array_priority__ = 1000  # ndarray op Tensor defers to Tensor's reflected operator
 
     def __init__(self, data: Any, requires_grad: bool = False) -> None:
         self.data = data if type(data) is np.ndarray or isinstance(data, Structured) else np.asarray(data)
         self._requires_grad = False
-        self.grad: Tensor | None = None
+        self._grad: Tensor | None = None
         self.grad_fn: Node | None = None
         self.output_nr = 0
         self._version_counter = [0]
@@ -81,7 +96,7 @@ class Tensor:
         t = object.__new__(cls)
         t.data = data if type(data) is np.ndarray or isinstance(data, Structured) else np.asarray(data)
         t._requires_grad = False
-        t.grad = t.grad_fn = t._extra = None
+        t._grad = t.grad_fn = t._extra = None
         t.output_nr = 0
         t._version_counter = [0]
         return t
@@ -92,7 +107,7 @@ class Tensor:
         t = object.__new__(cls)
         t.data = data
         t._requires_grad = True
-        t.grad = t._extra = None
+        t._grad = t._extra = None
         t.grad_fn = node
         t.output_nr = output_nr
         t._version_counter = counter
@@ -139,6 +154,18 @@ class Tensor:
             return self  # a non-leaf already requires grad; only False is an error, as torch
         self.requires_grad = requires_grad
         return self
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient ``backward`` accumulated here (None before). Assignable: None, or a Tensor of this
+        tensor's shape and dtype (as torch)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            _check_grad(self, value)
+        self._grad = value
 
     @property
     def is_leaf(self) -> bool:
@@ -222,6 +249,28 @@ class Tensor:
         self.output_nr = 0
         self._requires_grad = False
         return self
+
+    # ----- copies --------------------------------------------------------------------------------
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        """A leaf with copies of the values, dtype, ``requires_grad`` and ``.grad``; a non-leaf raises, as torch
+        (copying its history would let a later backward reach copies of its leaves)."""
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment. For a copy of a computed tensor, use detach().clone() (no "
+                               "history) or clone() (differentiable).")
+        new = type(self)._wrap(copy.deepcopy(self.data, memo))
+        memo[id(self)] = new
+        new._requires_grad = self._requires_grad
+        new._grad = copy.deepcopy(self._grad, memo)
+        if hasattr(self, "__dict__"):  # attributes of a subclass
+            new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return new
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        """Pickled as torch does: the values and ``requires_grad`` (a non-leaf or a view comes back as a new
+        leaf with its own memory; ``.grad`` and hooks are not kept)."""
+        state = self.__dict__ if hasattr(self, "__dict__") else None
+        return (_rebuild, (type(self), np.asarray(self.data), self._requires_grad, state))
 
     # ----- NumPy side ----------------------------------------------------------------------------
     @property
@@ -315,6 +364,15 @@ class Tensor:
         elif self._requires_grad:
             extras.append("requires_grad=True")
         return f"tensor({', '.join([body] + extras)})"
+
+
+def _rebuild(cls: type[Tensor], data: np.ndarray, requires_grad: bool, state: dict[str, Any] | None) -> Tensor:
+    """The tensor ``Tensor.__reduce_ex__`` pickled."""
+    tensor = cls._wrap(data)
+    tensor._requires_grad = requires_grad
+    if state:
+        tensor.__dict__.update(state)
+    return tensor
 
 
 # The graph and ``backward`` refer to Tensor, so they are imported once it is defined.

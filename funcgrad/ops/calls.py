@@ -171,7 +171,7 @@ def _recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
             result = new(Tensor)
             result.data = out if type(out) is ndarray or isinstance(out, Structured) else np.asarray(out)
             result._requires_grad = True
-            result.grad = result._extra = None
+            result._grad = result._extra = None
             result.grad_fn = node
             result.output_nr = 0
             result._version_counter = [0]

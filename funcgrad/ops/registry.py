@@ -140,6 +140,13 @@ def _parameters(name: str, kernel: Callable[..., Any], rules: dict[str, Any]) ->
     return params, defaults
 
 
+def _signature(params: tuple[str, ...], defaults: tuple[Any, ...]) -> inspect.Signature:
+    """The op's public signature: the forward's parameters, with their defaults."""
+    return inspect.Signature([inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                default=inspect.Parameter.empty if d is _REQUIRED else d)
+                              for p, d in zip(params, defaults)])
+
+
 def defop(name: str, kernel: Callable[..., Any], *, jvp: Any = None, sequence: str | None = None,
           multi_output: bool = False, view: bool = False, **rules: Any) -> Callable[..., Any]:
     """Register an op and return its public function.
@@ -168,6 +175,7 @@ def defop(name: str, kernel: Callable[..., Any], *, jvp: Any = None, sequence: s
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"Elementwise {name} (NumPy's {kernel.__name__})." if isinstance(kernel, np.ufunc)
                   else kernel.__doc__)
+    fn.__signature__ = _signature(params, defaults)  # type: ignore[attr-defined]  # what help() shows
     fn.spec = spec  # type: ignore[attr-defined]
     return fn
 

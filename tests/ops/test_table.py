@@ -1,6 +1,8 @@
 """The table-driven op test: every registered op has samples, and each passes gradcheck and gradgradcheck."""
 from __future__ import annotations
 
+import inspect
+import pydoc
 from typing import Any
 
 import numpy as np
@@ -74,3 +76,16 @@ def test_arrays_in_arrays_out(name: str, case: S) -> None:
     """Called with plain arrays an op returns exactly what its NumPy kernel returns."""
     out = getattr(ops, name)(*case.args, **case.kwargs)
     assert not isinstance(out, fg.Tensor) and not (isinstance(out, tuple) and isinstance(out[0], fg.Tensor))
+
+
+def test_ops_show_their_forward_signature_and_doc() -> None:
+    """Issue 12: help(fg.sum) / help(Tensor.sum) shows (x, dim=None, keepdim=False), not (*args, **kwargs)."""
+    for name, spec in OPS.items():
+        fn = getattr(ops, name)
+        signature = inspect.signature(fn)
+        assert tuple(signature.parameters) == spec.params, name
+        assert fn.__doc__, name
+        for p, default in zip(signature.parameters.values(), spec.defaults):
+            assert p.default is inspect.Parameter.empty or p.default == default or p.default is default, name
+    assert str(inspect.signature(fg.Tensor.sum)) == "(x, dim=None, keepdim=False)"
+    assert "var(x, dim=None, correction=1, keepdim=False)" in pydoc.render_doc(fg.var, renderer=pydoc.plaintext)
