@@ -7,5 +7,6 @@ from benchmarks.harness import Workload
 from benchmarks.workloads import WORKLOADS as FIRST_ORDER
 from benchmarks.workloads_check import WORKLOADS as CHECKS
 from benchmarks.workloads_functional import WORKLOADS as TRANSFORMS
+from benchmarks.workloads_higher import WORKLOADS as HIGHER_ORDER
 
-WORKLOADS: list[Workload] = [*FIRST_ORDER, *TRANSFORMS, *CHECKS]
+WORKLOADS: list[Workload] = [*FIRST_ORDER, *TRANSFORMS, *HIGHER_ORDER, *CHECKS]
