@@ -16,7 +16,7 @@ import numpy as np
 
 from funcgrad.core.tensor import Tensor
 from funcgrad.functional._argnums import Argnums, Call
-from funcgrad.functional._blocks import Products, blocked_jacobian, check_scale_options
+from funcgrad.functional._blocks import Products, blocked_jacobian, check_scale_options, require_real
 from funcgrad.functional._core import basis, jacobian_blocks
 from funcgrad.functional._passes import pull, push_pass, reverse_pass
 
@@ -35,6 +35,8 @@ def _check_scalar(call: Call, outs: Sequence[Tensor]) -> None:
     if outs[0].shape != ():
         raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {outs[0].shape}. "
                         "Use jacrev or vjp for non-scalar outputs (or sum the output)")
+    if outs[0].dtype.kind == "c":
+        raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {outs[0].dtype}")
     if outs[0].dtype.kind != "f":
         raise TypeError(f"grad requires real-valued outputs (a floating dtype), but got {outs[0].dtype}")
 
@@ -211,7 +213,9 @@ def jacrev(f: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False, *
             return blocked_jacobian(Products(f, args, argnums, "reverse", "jacrev", has_aux=has_aux),
                                     chunk_size, max_memory, executor, progress)
         call = Call(f, args, argnums, has_aux, "jacrev")
+        require_real("jacrev", call.inputs, "inputs")
         xs, outs, keep = reverse_pass(call)
+        require_real("jacrev", outs, "outputs")
         out_shapes = [out.shape for out in outs]
         seeds = basis(out_shapes, _dtype(outs), structured=True)
         grads = pull(outs, xs, seeds, keep, batch=seeds[0].shape[:1])
@@ -248,8 +252,10 @@ def jacfwd(f: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False, *
             return blocked_jacobian(Products(f, args, argnums, "forward", "jacfwd", has_aux=has_aux),
                                     chunk_size, max_memory, executor, progress)
         call = Call(f, args, argnums, has_aux, "jacfwd")
+        require_real("jacfwd", call.inputs, "inputs")
         in_shapes = [x.shape for x in call.inputs]
         outs, out_tangents, keep = push_pass(call, basis(in_shapes, _dtype(call.inputs), structured=True))
+        require_real("jacfwd", outs, "outputs")
         blocks = jacobian_blocks(out_tangents, [out.shape for out in outs], in_shapes, "forward")
         return call.with_aux(call.jacobian_tree(blocks, keep), keep)
 

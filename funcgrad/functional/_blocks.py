@@ -34,7 +34,7 @@ from funcgrad.functional._core import tangent
 from funcgrad.functional._passes import pull, push_pass, reverse_pass
 
 __all__ = ["Products", "blocked", "identity_rows", "split_rows", "check_scale_options", "jacobian_matrix",
-           "matrix_blocks", "blocked_jacobian", "gradient"]
+           "matrix_blocks", "blocked_jacobian", "gradient", "require_real"]
 
 Mode = Literal["reverse", "forward"]
 _PROBE_ROWS = 8  # rows of the first chunk when max_memory must be turned into a chunk size
@@ -132,6 +132,15 @@ def gradient(f: Callable[..., Any], argnums: Argnums) -> Callable[..., Any]:
     return _Gradient(f, argnums)
 
 
+def require_real(transform: str, tensors: Sequence[Any], what: str) -> None:
+    """jacrev and jacfwd take and give real tensors only, as torch.func's (a complex Jacobian has no single
+    convention; differentiate the real and imaginary parts, or use vjp / jvp)."""
+    for i, t in enumerate(tensors):
+        if t.dtype.kind == "c":
+            raise RuntimeError(f"{transform}: Expected all {what} to be real but received complex tensor at "
+                               f"flattened input idx: {i}")
+
+
 def check_scale_options(chunk_size: int | None, max_memory: float | None, executor: Executor | None,
                         caller: str) -> bool:
     """Validate the scale options; True when any of them asks for blocked passes."""
@@ -168,9 +177,10 @@ def jacobian_matrix(products: Products, chunk_size: int | None, max_memory: floa
     probe = Call(products.f, products.args, products.argnums, products.has_aux, products.caller)
     if any(x.requires_grad or tangent(x) is not None for x in probe.inputs):
         raise _no_graph(products.caller)
+    require_real(products.caller, probe.inputs, "inputs")
     in_shapes = [x.shape for x in probe.inputs]
     if products.mode == "reverse":
-        products.forward()
+        require_real(products.caller, products.forward()[1], "outputs")
         shapes, dtype = products.out_shapes, _float_dtype([out.dtype for out in products.forward()[1]])
     else:
         shapes, dtype = in_shapes, _float_dtype([x.dtype for x in probe.inputs])

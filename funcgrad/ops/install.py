@@ -56,7 +56,12 @@ def _sum_to(grad: Any, shape: tuple[int, ...], batch: int) -> Any:
 
 
 def _cast(grad: Any, dtype: np.dtype) -> Any:
-    """A gradient cast to its input's dtype (recorded when it is a Tensor, under create_graph)."""
+    """A gradient cast to its input's dtype (recorded when it is a Tensor, under create_graph); a complex
+    gradient of a real input is its real part, as torch."""
+    if grad.dtype.kind == "c" and dtype.kind != "c":
+        grad = ops.real(grad)
+        if grad.dtype == dtype:
+            return grad
     return ops.to_copy(grad, dtype)
 
 
@@ -101,6 +106,8 @@ def install() -> None:
         setattr(Tensor, f"__i{name}__", _in_place(fn))
     for name, fn in {"eq": ops.eq, "ne": ops.ne, "lt": ops.lt, "le": ops.le, "gt": ops.gt, "ge": ops.ge}.items():
         setattr(Tensor, f"__{name}__", fn)
+    Tensor.real = property(ops.real, doc="The real part (a copy; differentiable).")  # type: ignore[attr-defined]
+    Tensor.imag = property(ops.imag, doc="The imaginary part of a complex tensor (a copy).")  # type: ignore[attr-defined]
     Tensor.__neg__ = ops.neg  # type: ignore[attr-defined]
     Tensor.__abs__ = ops.abs  # type: ignore[attr-defined]
     Tensor.__invert__ = ops.logical_not  # type: ignore[attr-defined]

@@ -20,8 +20,8 @@ import numpy as np
 from funcgrad.ops.calls import as_view_op, make_op, make_sequence_op
 from funcgrad.ops.nodes import node_class
 
-__all__ = ["defop", "nondiff", "composite", "tensor_method", "NONDIFF", "LINEAR", "ELEMENTWISE", "OPS",
-           "COMPOSITES", "METHODS", "OpSpec"]
+__all__ = ["defop", "nondiff", "composite", "tensor_method", "allow_complex", "NONDIFF", "LINEAR", "ELEMENTWISE",
+           "OPS", "COMPOSITES", "METHODS", "OpSpec"]
 
 
 class _Marker:
@@ -58,6 +58,7 @@ class OpSpec:
         self.sequence = sequence
         self.multi_output = multi_output
         self.jvp = jvp
+        self.complex = False  # its rules hold for complex values (set by allow_complex)
         self.taylor: Callable[..., Any] | None = None  # the Taylor-mode rule, from ops/taylor.py
         self.plain: Callable[..., Any] = kernel  # the op function without the dispatch check, set by defop
         self.tensor_positions = tuple(params.index(p) for p in rules)
@@ -194,6 +195,14 @@ def composite(fn: Callable[..., Any]) -> Callable[..., Any]:
         raise ValueError(f"'{fn.__name__}' is registered twice")
     COMPOSITES[fn.__name__] = fn
     return fn
+
+
+def allow_complex(*ops: Callable[..., Any]) -> None:
+    """Declare that the rules of ``ops`` hold for complex values, with PyTorch's convention (the gradient of
+    a real loss is its conjugate Wirtinger derivative: ``g * conj(f'(z))`` for holomorphic ``f``). Any other
+    op refuses to record a gradient for complex values rather than give a wrong one."""
+    for op in ops:
+        op.spec.complex = True  # type: ignore[attr-defined]
 
 
 def tensor_method(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

@@ -1,7 +1,7 @@
 """Samples of elementwise ops (funcgrad/ops/derivatives/elementwise.py)."""
 import numpy as np
 
-from tests.ops.sampling import A, P, S, away_from  # noqa: F401
+from tests.ops.sampling import A, C, P, S, away_from  # noqa: F401
 
 # value ranges where each elementwise op is smooth (hypothesis draws inside them)
 DOMAINS: dict[str, tuple[float, float]] = {
@@ -59,3 +59,27 @@ SAMPLES: dict[str, list[S]] = {
     "logical_and": [S(A(3), A(3))], "logical_or": [S(A(3), A(3))], "logical_xor": [S(A(3), A(3))],
     "logical_not": [S(A(3))], "isnan": [S(A(3))], "isinf": [S(A(3))], "isfinite": [S(A(3))],
 }
+SAMPLES.update({
+    "conj_physical": [S(C(3, 2))], "real": [S(C(3)), S(A(3))], "imag": [S(C(3, 2))],
+    "angle": [S(C(3)), S(away_from(A(3), (0.0,)))], "sgn": [S(C(3)), S(away_from(A(3), (0.0,)))],
+    "polar": [S(P(3), A(3)), S(P(2, 3), A(3))],
+})
+
+# ----- complex values: gradients are conjugate Wirtinger derivatives, as torch's (away from branch cuts) ------
+COMPLEX: dict[str, list[S]] = {
+    "add": [S(C(3), A(3))], "sub": [S(C(3, 2), C(2))], "mul": [S(C(3), C(3)), S(A(3), C(3)), S(C(2, 3), 2.0)],
+    "div": [S(C(3), C(3, lo=0.5)), S(A(3), C(3, lo=0.5))], "neg": [S(C(3))],
+    "pow": [S(C(3, lo=0.5), 3), S(C(3, lo=0.5), C(3, lo=0.2, hi=1.0, im=0.5)), S(C(3, lo=0.5), A(3))],
+    "reciprocal": [S(C(3, lo=0.5))], "exp": [S(C(3, 2))], "exp2": [S(C(3))], "expm1": [S(C(3))],
+    "log": [S(C(3, lo=0.3))], "log2": [S(C(3, lo=0.3))], "log10": [S(C(3, lo=0.3))], "log1p": [S(C(3, lo=0.3))],
+    "sqrt": [S(C(3, lo=0.3))], "rsqrt": [S(C(3, lo=0.3))], "square": [S(C(3))],
+    "sin": [S(C(3, im=1.0))], "cos": [S(C(3, im=1.0))], "tan": [S(C(3, lo=-1.0, hi=1.0, im=0.5))],
+    "asin": [S(C(3, lo=-0.5, hi=0.5, im=0.5))], "acos": [S(C(3, lo=-0.5, hi=0.5, im=0.5))],
+    "atan": [S(C(3, lo=-0.5, hi=0.5, im=0.5))], "sinh": [S(C(3, im=1.0))], "cosh": [S(C(3, im=1.0))],
+    "tanh": [S(C(3, lo=-1.0, hi=1.0, im=0.5))], "asinh": [S(C(3, lo=0.3, im=0.5))],
+    "acosh": [S(C(3, lo=1.2, hi=3.0, im=0.5))], "atanh": [S(C(3, lo=-0.5, hi=0.5, im=0.5))],
+    "sigmoid": [S(C(3, im=1.0))], "abs": [S(C(3, lo=0.3))], "where": [S(np.array([True, False, True]), C(3), A(3))],
+    "clone": [S(C(3))], "copy": [S(C(2, 3), A(3))], "fill": [S(C(3), np.array(0.7 + 0.2j))],
+}
+for _name, _cases in COMPLEX.items():
+    SAMPLES[_name] = SAMPLES[_name] + _cases

@@ -19,8 +19,8 @@ CASES = [pytest.param(name, case, id=f"{name}-{i}") for name in sorted(SAMPLES)
 
 
 def _convert(a: Any) -> Any:
-    if isinstance(a, np.ndarray) and a.dtype.kind == "f":
-        return fg.tensor(a, dtype=np.float64, requires_grad=True)
+    if isinstance(a, np.ndarray) and a.dtype.kind in "fc":
+        return fg.tensor(a, dtype=np.float64 if a.dtype.kind == "f" else np.complex128, requires_grad=True)
     if isinstance(a, np.ndarray):
         return fg.tensor(a)
     return a
