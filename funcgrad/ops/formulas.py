@@ -64,6 +64,11 @@ def tie_split(g: Any, x: Any, y: Any, pick_x: Any) -> Any:
     return F.where(F.eq(x, y), g / 2, F.where(pick_x, g, 0.0))
 
 
+def takes_first(x: Any, y: Any, wins: Any) -> Any:
+    """Where fmax/fmin (NaN-ignoring) take x: x wins or ties (``wins`` is ge or le), or y is NaN."""
+    return F.logical_or(wins(x, y), F.isnan(y))
+
+
 def clamp_grad(g: Any, x: Any, min: Any, max: Any) -> Any:  # noqa: A002
     """d clamp(x)/dx = 1 inside [min, max] (bounds included, as torch), 0 outside."""
     inside = np.True_
