@@ -14,7 +14,7 @@ from funcgrad.core.structured import copy_to_write
 from funcgrad.ops import formulas as R
 from funcgrad.ops import kernels as K
 from funcgrad.ops.inplace import inplace
-from funcgrad.ops.registry import ELEMENTWISE, NONDIFF, composite, defop, tensor_method
+from funcgrad.ops.registry import ELEMENTWISE, NONDIFF, allow_complex, composite, defop, tensor_method
 
 
 # ----- index builders and checks (shared by kernels and rules) --------------------------------
@@ -339,3 +339,8 @@ def chunk(x: Any, chunks: int, dim: int = 0) -> tuple[Any, ...]:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     step = -(-np.shape(x)[_dim(dim, np.ndim(x))] // chunks)  # ceil: every piece but the last has this size
     return split(x, step if step else [0] * chunks, dim)  # an empty x gives `chunks` empty views, as torch
+
+
+# ----- complex inputs: these rules only move, copy or sum values, so they hold as they are --------
+allow_complex(getitem, index_put, narrow, select, gather, index_select, take_along_dim, scatter, scatter_add,
+              masked_fill, pad, cat, stack, split, unbind)
