@@ -72,6 +72,11 @@ def atan2_grad(g: Any, numerator: Any, x: Any, y: Any) -> Any:
     return F.where(zero, 0.0, g * numerator / F.where(zero, 1.0, denominator))
 
 
+def takes_first(x: Any, y: Any, wins: Any) -> Any:
+    """Where fmax/fmin (NaN-ignoring) take x: x wins or ties (``wins`` is ge or le), or y is NaN."""
+    return F.logical_or(wins(x, y), F.isnan(y))
+
+
 def clamp_grad(g: Any, x: Any, min: Any, max: Any) -> Any:  # noqa: A002
     """d clamp(x)/dx = 1 inside [min, max] (bounds included, as torch), 0 outside."""
     inside = np.True_

@@ -12,6 +12,7 @@ import numpy as np
 from funcgrad import ops
 from funcgrad.core.engine import register_gradient_space
 from funcgrad.core.tensor import Tensor
+from funcgrad.ops import numpy_protocols
 from funcgrad.ops.inplace import inplace
 from funcgrad.ops.registry import COMPOSITES, METHODS
 
@@ -120,3 +121,4 @@ def install() -> None:
     Tensor.fill_ = _in_place(ops.fill)  # type: ignore[attr-defined]
     Tensor.copy_ = _in_place(ops.copy)  # type: ignore[attr-defined]
     Tensor.zero_ = lambda self: inplace(self, ops.fill, 0)  # type: ignore[attr-defined]
+    numpy_protocols.install()

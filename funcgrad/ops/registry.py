@@ -41,6 +41,8 @@ _REQUIRED = _Marker("REQUIRED")
 
 OPS: dict[str, OpSpec] = {}
 COMPOSITES: dict[str, Callable[..., Any]] = {}  # public functions built from ops, not table entries
+# NumPy's spellings of op keywords, accepted beside PyTorch's (``x.sum(axis=0, keepdims=True)``)
+NUMPY_KEYWORDS = {"axis": ("dim", "dims"), "keepdims": ("keepdim",), "ddof": ("correction",)}
 METHODS: dict[str, Callable[..., Any]] = {}     # Tensor methods whose signature differs from the function's
 
 
@@ -91,10 +93,7 @@ class OpSpec:
             raise TypeError(f"{self.name}() takes {n} arguments but {len(args)} were given")
         values = list(args) + list(self.defaults[len(args):])
         for key, value in kwargs.items():
-            try:
-                i = self.params.index(key)
-            except ValueError:
-                raise TypeError(f"{self.name}() got an unexpected keyword argument '{key}'") from None
+            i = self._position(key)
             if i < len(args):
                 raise TypeError(f"{self.name}() got multiple values for argument '{key}'")
             values[i] = value
@@ -102,6 +101,14 @@ class OpSpec:
             if v is _REQUIRED:
                 raise TypeError(f"{self.name}() missing required argument '{p}'")
         return tuple(values)
+
+
+    def _position(self, key: str) -> int:
+        """Where keyword ``key`` goes (a NumPy spelling such as ``axis`` names the PyTorch parameter)."""
+        for name in (key, *NUMPY_KEYWORDS.get(key, ())):
+            if name in self.params:
+                return self.params.index(name)
+        raise TypeError(f"{self.name}() got an unexpected keyword argument '{key}'")
 
 
 def _saved_position(name: str, params: tuple[str, ...]) -> int:

@@ -68,6 +68,7 @@ acos  = defop("acos",  np.arccos,  x=lambda g, x: g * -F.conj(F.rsqrt(1 - F.squa
 atan  = defop("atan",  np.arctan,  x=lambda g, x: g / F.conj(1 + x * x),                jvp=ELEMENTWISE)
 atan2 = defop("atan2", np.arctan2, x=lambda g, x, y: R.atan2_grad(g, y, x, y),   # 0 at (0, 0), as torch
                                    y=lambda g, x, y: R.atan2_grad(-g, x, x, y), jvp=ELEMENTWISE)
+hypot = defop("hypot", np.hypot,  x=lambda g, x, out: g * x / out, y=lambda g, y, out: g * y / out, jvp=ELEMENTWISE)  # nan at 0, as torch
 sinh  = defop("sinh",  np.sinh,    x=lambda g, x: g * F.conj(F.cosh(x)),                jvp=ELEMENTWISE)
 cosh  = defop("cosh",  np.cosh,    x=lambda g, x: g * F.conj(F.sinh(x)),                jvp=ELEMENTWISE)
 tanh  = defop("tanh",  np.tanh,    x=lambda g, out: g * F.conj(1 - F.square(out)),      jvp=ELEMENTWISE)
@@ -89,6 +90,12 @@ maximum = defop("maximum", np.maximum, x=lambda g, x, y: R.tie_split(g, x, y, F.
                                        jvp=ELEMENTWISE)
 minimum = defop("minimum", np.minimum, x=lambda g, x, y: R.tie_split(g, x, y, F.gt(x, y)),
                                        y=lambda g, x, y: R.tie_split(g, y, x, F.gt(y, x)), jvp=ELEMENTWISE)
+fmax    = defop("fmax",    np.fmax,   x=lambda g, x, y: R.select_grad(g, R.takes_first(x, y, F.ge)),  # ties: x, as torch;
+                                      y=lambda g, x, y: R.select_grad(g, F.logical_not(R.takes_first(x, y, F.ge))),  # NaN loses
+                                      jvp=ELEMENTWISE)
+fmin    = defop("fmin",    np.fmin,   x=lambda g, x, y: R.select_grad(g, R.takes_first(x, y, F.le)),
+                                      y=lambda g, x, y: R.select_grad(g, F.logical_not(R.takes_first(x, y, F.le))),
+                                      jvp=ELEMENTWISE)
 clamp   = defop("clamp",   K.clamp,   x=R.clamp_grad,                                   # 1 at the bounds, as torch
                            min=lambda g, x, min, max: R.clamp_bound_grad(g, x, min, max, True),
                            max=lambda g, x, max, min: R.clamp_bound_grad(g, x, max, min, False), jvp=ELEMENTWISE)
