@@ -8,5 +8,6 @@ from benchmarks.workloads import WORKLOADS as FIRST_ORDER
 from benchmarks.workloads_check import WORKLOADS as CHECKS
 from benchmarks.workloads_functional import WORKLOADS as TRANSFORMS
 from benchmarks.workloads_higher import WORKLOADS as HIGHER_ORDER
+from benchmarks.workloads_nn import WORKLOADS as NN
 
-WORKLOADS: list[Workload] = [*FIRST_ORDER, *TRANSFORMS, *HIGHER_ORDER, *CHECKS]
+WORKLOADS: list[Workload] = [*FIRST_ORDER, *NN, *TRANSFORMS, *HIGHER_ORDER, *CHECKS]
