@@ -196,7 +196,12 @@ def test_numpy_of_a_tensor_that_requires_grad_says_detach() -> None:
     with pytest.raises(RuntimeError, match=r"detach\(\)\.numpy\(\)"):
         x.numpy()
     np.testing.assert_array_equal(x.detach().numpy(), [1.0])
-    np.testing.assert_array_equal(np.asarray(x), [1.0])  # __array__ works regardless, as a plain view
+    for convert in (np.asarray, np.array, np.asanyarray):  # no silent cut of the graph either
+        with pytest.raises(RuntimeError, match=r"detach\(\)\.numpy\(\)"):
+            convert(x)
+    with fg.no_grad():  # allowed with grad mode off, as torch
+        assert x.numpy() is x.data
+        np.testing.assert_array_equal(np.asarray(x), [1.0])
 
 
 # ----- operators ---------------------------------------------------------------------------------

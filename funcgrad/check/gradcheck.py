@@ -3,6 +3,8 @@
 Slow mode compares whole Jacobians; fast mode compares ``v^T J u`` for random ``u``, ``v`` and re-runs slow mode to
 explain a failure. Beside the Jacobians: reentrancy, undefined output grads, batched grads and grad dtypes.
 Finite differences live in ``numerical.py`` and report text in ``report.py``; only the public autograd API is used.
+Complex inputs and outputs are checked in real coordinates (real and imaginary parts separately, as PyTorch's): the
+gradient of ``Re <v, out>`` that autograd returns is the row ``(d/dRe, d/dIm)`` of the real Jacobian.
 """
 from __future__ import annotations
 
@@ -17,7 +19,16 @@ from funcgrad.autograd import enable_grad
 from funcgrad.autograd import grad as autograd_grad
 from funcgrad.check.arguments import as_tuple, checked_outputs, prepare, tensor_outputs
 from funcgrad.check.forward import forward_jacobian
-from funcgrad.check.numerical import Step, auto_step, derivative_jumps, evaluate, jacobian_fd, jvp_fd
+from funcgrad.check.numerical import (
+    Step,
+    auto_step,
+    derivative_jumps,
+    evaluate,
+    jacobian_fd,
+    jvp_fd,
+    real_shape,
+    real_view,
+)
 from funcgrad.check.report import GradcheckError, Mismatch, format_mismatch
 from funcgrad.core.tensor import Tensor
 
@@ -27,6 +38,17 @@ _KINK_COLUMNS = 10  # violating input elements probed for a kink
 _BATCH = 3  # grad_outputs in the batched-grad check
 _PROJECTIONS = 2  # random grad_outputs that confirm a batched analytical Jacobian
 _ONCE = "marked with @once_differentiable"  # autograd's error when a once_differentiable backward is differentiated
+
+
+def _cotangent(v: np.ndarray, out: Tensor) -> np.ndarray:
+    """grad_outputs for ``out`` from ``v`` (..., out's real size) in real coordinates: pairs become complex."""
+    v = np.ascontiguousarray(v, dtype=out.data.real.dtype)
+    return (v.view(out.dtype) if out.dtype.kind == "c" else v).reshape(v.shape[:-1] + out.shape)
+
+
+def _size(x: Tensor) -> int:
+    """The number of real coordinates of ``x`` (two per complex element)."""
+    return x.data.size * (2 if x.dtype.kind == "c" else 1)
 
 
 @dataclass(frozen=True)
@@ -63,12 +85,12 @@ class _Run:
         """``v^T J`` for output ``j`` w.r.t. every checked input (zeros where unused), with shape/dtype checks."""
         out = outputs[j]
         if not out.requires_grad:
-            return [np.zeros(x.data.size) for x in self.diff]
-        grads = autograd_grad(out, self.diff, v.astype(out.dtype), retain_graph=True, allow_unused=True)
+            return [np.zeros(_size(x)) for x in self.diff]
+        grads = autograd_grad(out, self.diff, _cotangent(v.reshape(-1), out), retain_graph=True, allow_unused=True)
         rows = []
         for i, x, g in zip(self.indices, self.diff, grads):
             if g is None:
-                rows.append(np.zeros(x.data.size))
+                rows.append(np.zeros(_size(x)))
                 continue
             if g.shape != x.shape:
                 raise self.fail("shape", f"the analytical gradient of {self.opts.input_label(i)} has shape "
@@ -77,7 +99,7 @@ class _Run:
             if self.opts.check_grad_dtypes and g.dtype != x.dtype:
                 raise self.fail("dtype", f"the gradient of {self.opts.input_label(i)} has dtype {g.dtype} but "
                                 f"the input has dtype {x.dtype}; cast the gradient in the backward", j, i)
-            rows.append(np.asarray(g.data, dtype=np.float64).ravel())
+            rows.append(real_view(g.data).astype(np.float64))
         return rows
 
     def analytical(self) -> tuple[list[list[np.ndarray]], list[list[np.ndarray]]]:
@@ -104,7 +126,7 @@ class _Run:
         tol = 1e4 * float(np.finfo(outputs[j].dtype).eps)
         rng = np.random.default_rng(1)
         for _ in range(_PROJECTIONS):
-            v = rng.standard_normal(outputs[j].shape)
+            v = rng.standard_normal(_size(outputs[j]))
             for row, block in zip(self.vjp(outputs, j, v), one):
                 if np.any(np.abs(row - v.ravel() @ block) > tol * (np.abs(v.ravel()) @ np.abs(block) + 1e-30)):
                     return None
@@ -112,9 +134,9 @@ class _Run:
 
     def rows(self, outputs: Sequence[Tensor], j: int) -> list[np.ndarray]:
         """The Jacobian blocks of output ``j``, one backward per output element."""
-        size = outputs[j].data.size
-        rows = [self.vjp(outputs, j, seed.reshape(outputs[j].shape)) for seed in np.eye(size)]
-        return [np.stack([row[p] for row in rows]) if rows else np.zeros((0, x.data.size))
+        size = _size(outputs[j])
+        rows = [self.vjp(outputs, j, seed) for seed in np.eye(size)]
+        return [np.stack([row[p] for row in rows]) if rows else np.zeros((0, _size(x)))
                 for p, x in enumerate(self.diff)]
 
     def batched_rows(self, outputs: Sequence[Tensor], j: int) -> list[np.ndarray] | None:
@@ -122,7 +144,8 @@ class _Run:
         out = outputs[j]
         if not out.requires_grad or not out.data.size:
             return None
-        seeds = np.eye(out.data.size, dtype=out.dtype).reshape((out.data.size, *out.shape))
+        size = _size(out)
+        seeds = _cotangent(np.eye(size), out)
         try:
             grads = autograd_grad(out, self.diff, seeds, retain_graph=True, allow_unused=True,
                                   is_grads_batched=True)
@@ -131,11 +154,11 @@ class _Run:
         blocks = []
         for x, g in zip(self.diff, grads):
             if g is None:
-                blocks.append(np.zeros((out.data.size, x.data.size)))
-            elif g.shape != (out.data.size, *x.shape):
+                blocks.append(np.zeros((size, _size(x))))
+            elif g.shape != (size, *x.shape):
                 return None
             else:
-                blocks.append(np.asarray(g.data, dtype=np.float64).reshape(out.data.size, -1))
+                blocks.append(real_view(g.data).astype(np.float64).reshape(size, -1))
         return blocks
 
     def causes(self, i: int, j: int, numerical: np.ndarray, analytical: np.ndarray, second: np.ndarray,
@@ -166,7 +189,7 @@ class _Run:
             causes.append("func modifies its inputs in place (an in-place forward without mark_dirty?), so the "
                           "finite differences are taken around moving inputs")
         x = self.inputs[i]
-        if x.dtype != np.float64 and self.opts.eps != "auto":
+        if x.dtype not in (np.float64, np.complex128) and self.opts.eps != "auto":
             causes.append(f"{self.opts.input_label(i)} is {x.dtype}: finite differences lose most of its digits "
                           "(use float64 inputs or eps='auto')")
         return causes
@@ -174,21 +197,22 @@ class _Run:
     def kink_jumps(self, i: int, j: int, bad_columns: np.ndarray) -> list[str]:
         """Describe the violating input elements whose finite-difference stencil straddles a kink."""
         x = self.inputs[i]
-        steps = auto_step(x.data.ravel()) if self.opts.eps == "auto" else None
+        flat = real_view(x.data)
+        steps = auto_step(flat) if self.opts.eps == "auto" else None
         found = []
         for k in bad_columns[:_KINK_COLUMNS]:
             h = float(steps[k]) if steps is not None else float(self.opts.eps)
             jump = derivative_jumps(self.func, self.inputs, i, int(k), h)[j]
             if np.abs(jump).max(initial=0) > self.opts.atol:
-                coords = tuple(int(c) for c in np.unravel_index(k, x.shape))
-                found.append(f"{self.opts.input_label(i)} at {coords} = {x.data.ravel()[k]:.6g} is within "
+                coords = tuple(int(c) for c in np.unravel_index(k, real_shape(x)))
+                found.append(f"{self.opts.input_label(i)} at {coords} = {flat[k]:.6g} is within "
                              f"{h:.3g} of a kink: the derivative jumps by {np.abs(jump).max():.3g} there")
         return found
 
     def slow(self) -> None:
         """Compare every Jacobian block, then check reentrancy."""
         analytical, second = self.analytical()
-        out_shapes = [o.shape for o in tensor_outputs(self.func, self.inputs)]
+        out_shapes = [real_shape(o) for o in tensor_outputs(self.func, self.inputs)]
         for pos, i in enumerate(self.indices):
             numerical, errors = jacobian_fd(self.func, self.inputs, i, self.opts.eps)
             for j, (num, err) in enumerate(zip(numerical, errors)):
@@ -200,7 +224,7 @@ class _Run:
                 columns = np.unique(np.nonzero(bad)[1])
                 jumps = self.kink_jumps(i, j, columns)
                 m = Mismatch(self.opts.output_label(j), self.opts.input_label(i), num, ana, allowed,
-                             out_shapes[j], self.inputs[i].shape,
+                             out_shapes[j], real_shape(self.inputs[i]),
                              self.causes(i, j, num, ana, second[j][pos], jumps))
                 kink = len(jumps) == min(len(columns), _KINK_COLUMNS)
                 raise self.fail("kink" if kink else "jacobian", format_mismatch(
@@ -211,7 +235,7 @@ class _Run:
     def forward_mode(self, against_reverse: bool) -> None:
         """Forward mode's Jacobians against finite differences and, if checked too, reverse mode's."""
         reverse = self.analytical()[0] if against_reverse else None
-        out_shapes = [o.shape for o in tensor_outputs(self.func, self.inputs)]
+        out_shapes = [real_shape(o) for o in tensor_outputs(self.func, self.inputs)]
         for pos, i in enumerate(self.indices):
             numerical, errors = jacobian_fd(self.func, self.inputs, i, self.opts.eps)
             for j, (num, err, fwd) in enumerate(zip(numerical, errors, forward_jacobian(self.func, self.inputs, i))):
@@ -219,7 +243,7 @@ class _Run:
                 if not np.all(np.abs(fwd - num) <= allowed):
                     raise self.fail("forward AD", format_mismatch(Mismatch(
                         self.opts.output_label(j), self.opts.input_label(i), num, fwd, allowed, out_shapes[j],
-                        self.inputs[i].shape), "Forward-mode Jacobian (JVP) mismatch"), j, i)
+                        real_shape(self.inputs[i])), "Forward-mode Jacobian (JVP) mismatch"), j, i)
                 if reverse is not None and not np.allclose(fwd, reverse[j][pos], self.opts.rtol, self.opts.atol):
                     raise self.fail("forward AD", f"Forward and reverse mode disagree for {self.opts.output_label(j)} "
                                     f"w.r.t. {self.opts.input_label(i)} (max difference "
@@ -241,9 +265,9 @@ class _Run:
     def fast(self) -> None:
         """Compare ``v^T J u`` numerically and analytically; on failure re-run slow mode to explain it."""
         outputs = tensor_outputs(self.func, self.inputs)
-        us = [self.unit(x.data.size) for x in self.diff]
-        vs = [self.unit(o.data.size) for o in outputs]
-        runs = [[self.vjp(outputs, j, v.reshape(o.shape)) for j, (o, v) in enumerate(zip(outputs, vs))]
+        us = [self.unit(_size(x)) for x in self.diff]
+        vs = [self.unit(_size(o)) for o in outputs]
+        runs = [[self.vjp(outputs, j, v) for j, v in enumerate(vs)]
                 for _ in range(2)]
         for pos, (i, u) in enumerate(zip(self.indices, us)):
             jvps, errors = jvp_fd(self.func, self.inputs, i, u, self.opts.eps)
@@ -262,7 +286,7 @@ class _Run:
         """No output requires grad: as PyTorch, the numerical gradient must then be zero."""
         for pos, i in enumerate(self.indices):
             if self.opts.fast_mode:
-                numerical = jvp_fd(self.func, self.inputs, i, self.unit(self.diff[pos].data.size), self.opts.eps)[0]
+                numerical = jvp_fd(self.func, self.inputs, i, self.unit(_size(self.diff[pos])), self.opts.eps)[0]
             else:
                 numerical = jacobian_fd(self.func, self.inputs, i, self.opts.eps)[0]
             for j, num in enumerate(numerical):
@@ -307,17 +331,17 @@ class _Run:
         for j, out in enumerate(outputs):
             if not out.requires_grad:
                 continue
-            vs = self.rng.standard_normal((_BATCH, *out.shape))
+            vs = self.rng.standard_normal((_BATCH, _size(out)))
             looped = [self.vjp(outputs, j, v) for v in vs]
             try:
-                grads = autograd_grad(out, self.diff, vs.astype(out.dtype), retain_graph=True, allow_unused=True,
+                grads = autograd_grad(out, self.diff, _cotangent(vs, out), retain_graph=True, allow_unused=True,
                                       is_grads_batched=True)
             except Exception as exc:
                 raise self.fail("batched", f"While computing batched gradients of {self.opts.output_label(j)}, "
                                 f"got {type(exc).__name__}: {exc}", j) from exc
             for pos, (i, g) in enumerate(zip(self.indices, grads)):
-                got = np.zeros((_BATCH, self.diff[pos].data.size)) if g is None else np.asarray(
-                    g.data, dtype=np.float64).reshape(_BATCH, -1)
+                got = np.zeros((_BATCH, _size(self.diff[pos]))) if g is None else real_view(
+                    g.data).astype(np.float64).reshape(_BATCH, -1)
                 want = np.stack([row[pos] for row in looped])
                 tol = 1e-7 if self.diff[pos].dtype == np.float64 else 1e-4
                 if got.shape != want.shape or not np.allclose(got, want, rtol=tol, atol=tol):
@@ -336,7 +360,7 @@ def _run(func: Callable[..., Any], prepared: tuple[Any, ...], indices: list[int]
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none did; "
                          "pass inputs created with requires_grad=True")
     for i in indices:
-        if prepared[i].dtype != np.float64 and opts.eps != "auto":
+        if prepared[i].dtype not in (np.float64, np.complex128) and opts.eps != "auto":
             warnings.warn(f"{opts.input_label(i)} requires grad and is {prepared[i].dtype}, not float64: a central "
                           f"difference with eps={opts.eps} keeps only about log10(eps / machine eps) significant "
                           "digits, so even a correct backward will likely fail. Use float64 inputs, or eps='auto' "
@@ -449,7 +473,7 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
         return _run(flat_func, prepared, indices, first_opts, raise_exception, False, True)
     if grad_outputs is None:
         rng = np.random.default_rng(0)
-        gos = tuple(Tensor(rng.standard_normal(o.shape).astype(o.dtype), requires_grad=True)
+        gos = tuple(Tensor(_cotangent(rng.standard_normal(_size(o)), o), requires_grad=True)
                     for o in tensor_outputs(checked, prepared))
     else:
         gos = as_tuple(grad_outputs)

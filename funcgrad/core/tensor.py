@@ -8,12 +8,14 @@ differentiable methods are the op table's functions, installed when ``funcgrad.o
 from __future__ import annotations
 
 import copy
+import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from funcgrad.core.grad_mode import STATE
 from funcgrad.core.structured import Structured
 
 if TYPE_CHECKING:
@@ -26,6 +28,18 @@ def _check_differentiable_dtype(dtype: np.dtype) -> None:
     if dtype.kind not in "fc":
         raise RuntimeError(f"only Tensors of floating point and complex dtype can require gradients, "
                            f"got {dtype}; convert first, e.g. x.to(float) or tensor(data, dtype=float)")
+
+
+_CUT = "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+_CUT_HINT = (" (NumPy's functions and ufuncs applied to the Tensor itself keep the graph, np.asarray cannot; SciPy's "
+             "array-API functions such as scipy.optimize.rosen take Tensors once SCIPY_ARRAY_API=1 is set before "
+             "SciPy is imported.)")
+
+
+def _warn_scalar(t: Tensor) -> None:
+    if t._requires_grad and STATE.grad_enabled:  # the number has no history: say so, as torch does
+        warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                      "Consider using tensor.detach() first.", UserWarning, stacklevel=3)
 
 
 def _check_grad(tensor: Tensor, grad: Any) -> None:
@@ -306,10 +320,11 @@ class Tensor:
         return len(self.data)
 
     def numpy(self) -> np.ndarray:
-        """The underlying array (shared memory). Raises if the tensor requires grad, as torch."""
-        if self._requires_grad:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
-                               "instead.")
+        """The underlying array (shared memory). Raises if the tensor requires grad while grad mode is on
+        (then the array would silently cut the graph), as torch; allowed under ``no_grad`` and inside a
+        custom ``Function.forward``."""
+        if self._requires_grad and STATE.grad_enabled:
+            raise RuntimeError(_CUT)
         return self.data
 
     def item(self) -> Any:
@@ -323,15 +338,19 @@ class Tensor:
         return self.data.tolist()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        if self._requires_grad and STATE.grad_enabled:
+            raise RuntimeError(_CUT + _CUT_HINT)
         data = self.data if type(self.data) is np.ndarray else np.asarray(self.data)  # (a structured batch)
         if dtype is not None and dtype != data.dtype:
             return data.astype(dtype)
         return data.copy() if copy else data
 
     def __float__(self) -> float:
+        _warn_scalar(self)
         return float(self.item())
 
     def __int__(self) -> int:
+        _warn_scalar(self)
         return int(self.item())
 
     def __bool__(self) -> bool:

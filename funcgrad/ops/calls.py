@@ -141,6 +141,8 @@ def _recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
                 return tuple([Tensor._wrap(o) for o in out])
         elif out.dtype.kind not in "fc":
             return Tensor._wrap(out)  # integer or bool results carry no gradient
+        if not spec.complex:
+            refuse_complex(spec, args, out)
         node = new(node_class)
         node.sequence_nr = next_sequence_nr()
         node._hooks = None
@@ -211,6 +213,17 @@ def _recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
         return results if multi else result
 
     return record
+
+
+def refuse_complex(spec: OpSpec, args: tuple[Any, ...], out: Any, tangents: Any = ()) -> None:
+    """Raise if an op whose rules are not known to hold for complex values would differentiate one
+    (``args`` bound in full, ``out`` the result, ``tangents`` forward mode's input tangents)."""
+    values = (list(out) if spec.multi_output else [out]) + list(tangents)
+    for i in spec.tensor_positions:
+        values.extend(args[i] if spec.sequence and i == spec.params.index(spec.sequence) else [args[i]])
+    if any(isinstance(v, complex) or getattr(getattr(v, "dtype", None), "kind", "") == "c" for v in values):
+        raise RuntimeError(f"{spec.name}: the derivative for complex values is not implemented; differentiate "
+                           "a real-valued formulation (e.g. of .real and .imag) instead")
 
 
 def _output(out: Any, node: Node, output_nr: int) -> Any:
