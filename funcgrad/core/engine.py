@@ -111,6 +111,7 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
         if accumulate:
             run.update(n for n in targets if type(n) is AccumulateGrad)
     captured: list[Any] = [None] * (len(inputs) if inputs is not None else 0)
+    allowed = None if run is None else run | targets  # the nodes a gradient is worth sending to
 
     slots = pending.slots
     prev = STATE.grad_enabled
@@ -138,7 +139,7 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
             if not retain_graph and node._saved:
                 node.release()
             for (nxt, nr), g, meta in zip(node.next_functions, grads_in, node._shapes):
-                if nxt is None or g is None or (run is not None and nxt not in run and nxt not in targets):
+                if nxt is None or g is None or (allowed is not None and nxt not in allowed):
                     continue
                 shape, dtype = meta
                 if (g.shape[batch:] if batch else g.shape) != shape:

@@ -19,7 +19,7 @@ from funcgrad.core import dispatch
 from funcgrad.core.backward import grad
 from funcgrad.core.grad_mode import enable_grad, no_grad
 from funcgrad.core.tensor import Tensor
-from funcgrad.func._pytree import tree_flatten, tree_unflatten
+from funcgrad.functional._pytree import tree_flatten, tree_unflatten
 from funcgrad.ops import taylor
 from funcgrad.ops.registry import NONDIFF, OpSpec
 
