@@ -7,7 +7,7 @@ Finite differences live in ``numerical.py`` and report text in ``report.py``; on
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,17 +15,19 @@ import numpy as np
 
 from funcgrad.autograd import enable_grad
 from funcgrad.autograd import grad as autograd_grad
+from funcgrad.check.analytical import Backward
 from funcgrad.check.arguments import as_tuple, checked_outputs, prepare, tensor_outputs
 from funcgrad.check.forward import forward_jacobian
+from funcgrad.check.judge import Problem, judge
 from funcgrad.check.numerical import Step, auto_step, derivative_jumps, evaluate, jacobian_fd, jvp_fd
 from funcgrad.check.report import GradcheckError, Mismatch, format_mismatch
+from funcgrad.check.verdict import FAIL, PASS, Verdict, combine
 from funcgrad.core.tensor import Tensor
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
 _KINK_COLUMNS = 10  # violating input elements probed for a kink
 _BATCH = 3  # grad_outputs in the batched-grad check
-_PROJECTIONS = 2  # random grad_outputs that confirm a batched analytical Jacobian
 _ONCE = "marked with @once_differentiable"  # autograd's error when a once_differentiable backward is differentiated
 
 
@@ -41,6 +43,7 @@ class _Options:
     check_grad_dtypes: bool
     check_batched_grad: bool
     fast_mode: bool
+    three_valued: bool = False
     order: str = ""  # "second order " in gradgradcheck
     output_label: Callable[[int], str] = "output {}".format
     input_label: Callable[[int], str] = "input {}".format
@@ -55,88 +58,14 @@ class _Run:
         self.diff = [inputs[i] for i in indices]
         self.snapshot = [x.data.copy() for x in self.diff]
         self.rng = np.random.default_rng(0)  # reproducible directions
+        self.backward = Backward(func, inputs, indices, nondet_tol=opts.nondet_tol,
+                                 check_grad_dtypes=opts.check_grad_dtypes, fail=self.fail,
+                                 input_label=opts.input_label)
+        self.vjp = self.backward.vjp
+        self.analytical = self.backward.jacobians
 
     def fail(self, check: str, message: str, j: int | None = None, i: int | None = None) -> GradcheckError:
         return GradcheckError(self.opts.order + check, message, j, i)
-
-    def vjp(self, outputs: Sequence[Tensor], j: int, v: np.ndarray) -> list[np.ndarray]:
-        """``v^T J`` for output ``j`` w.r.t. every checked input (zeros where unused), with shape/dtype checks."""
-        out = outputs[j]
-        if not out.requires_grad:
-            return [np.zeros(x.data.size) for x in self.diff]
-        grads = autograd_grad(out, self.diff, v.astype(out.dtype), retain_graph=True, allow_unused=True)
-        rows = []
-        for i, x, g in zip(self.indices, self.diff, grads):
-            if g is None:
-                rows.append(np.zeros(x.data.size))
-                continue
-            if g.shape != x.shape:
-                raise self.fail("shape", f"the analytical gradient of {self.opts.input_label(i)} has shape "
-                                f"{g.shape} but the input has shape {x.shape}; the backward must return one "
-                                "gradient of the input's shape (reduce broadcast dimensions with sum_to)", j, i)
-            if self.opts.check_grad_dtypes and g.dtype != x.dtype:
-                raise self.fail("dtype", f"the gradient of {self.opts.input_label(i)} has dtype {g.dtype} but "
-                                f"the input has dtype {x.dtype}; cast the gradient in the backward", j, i)
-            rows.append(np.asarray(g.data, dtype=np.float64).ravel())
-        return rows
-
-    def analytical(self) -> tuple[list[list[np.ndarray]], list[list[np.ndarray]]]:
-        """Autograd's Jacobians ``[j][pos]`` (out_j.size, in.size), computed twice to test reentrancy.
-
-        PyTorch runs one backward per output element, twice. Here two batched backward passes (unit seeds)
-        stand in for them when they agree within ``nondet_tol`` and a backward with random grad_outputs
-        matches their projection: then the rows are the same numbers. Otherwise, or if the backward cannot
-        batch, it is row by row, so the verdict never depends on batching.
-        """
-        outputs = tensor_outputs(self.func, self.inputs)
-        first, second = [], []
-        for j in range(len(outputs)):
-            batched = self.batched_jacobian(outputs, j)
-            first.append(batched if batched is not None else self.rows(outputs, j))
-            second.append(batched if batched is not None else self.rows(outputs, j))
-        return first, second
-
-    def batched_jacobian(self, outputs: Sequence[Tensor], j: int) -> list[np.ndarray] | None:
-        """The blocks of output ``j`` by batched backward passes, or None unless they reproduce a row loop."""
-        one, two = self.batched_rows(outputs, j), self.batched_rows(outputs, j)
-        if one is None or two is None or any(np.any(np.abs(a - b) > self.opts.nondet_tol) for a, b in zip(one, two)):
-            return None
-        tol = 1e4 * float(np.finfo(outputs[j].dtype).eps)
-        rng = np.random.default_rng(1)
-        for _ in range(_PROJECTIONS):
-            v = rng.standard_normal(outputs[j].shape)
-            for row, block in zip(self.vjp(outputs, j, v), one):
-                if np.any(np.abs(row - v.ravel() @ block) > tol * (np.abs(v.ravel()) @ np.abs(block) + 1e-30)):
-                    return None
-        return one
-
-    def rows(self, outputs: Sequence[Tensor], j: int) -> list[np.ndarray]:
-        """The Jacobian blocks of output ``j``, one backward per output element."""
-        size = outputs[j].data.size
-        rows = [self.vjp(outputs, j, seed.reshape(outputs[j].shape)) for seed in np.eye(size)]
-        return [np.stack([row[p] for row in rows]) if rows else np.zeros((0, x.data.size))
-                for p, x in enumerate(self.diff)]
-
-    def batched_rows(self, outputs: Sequence[Tensor], j: int) -> list[np.ndarray] | None:
-        """The Jacobian blocks of output ``j`` by one batched backward, or None if the backward cannot batch."""
-        out = outputs[j]
-        if not out.requires_grad or not out.data.size:
-            return None
-        seeds = np.eye(out.data.size, dtype=out.dtype).reshape((out.data.size, *out.shape))
-        try:
-            grads = autograd_grad(out, self.diff, seeds, retain_graph=True, allow_unused=True,
-                                  is_grads_batched=True)
-        except Exception:  # any failure to batch: the row-by-row run decides
-            return None
-        blocks = []
-        for x, g in zip(self.diff, grads):
-            if g is None:
-                blocks.append(np.zeros((out.data.size, x.data.size)))
-            elif g.shape != (out.data.size, *x.shape):
-                return None
-            else:
-                blocks.append(np.asarray(g.data, dtype=np.float64).reshape(out.data.size, -1))
-        return blocks
 
     def causes(self, i: int, j: int, numerical: np.ndarray, analytical: np.ndarray, second: np.ndarray,
                jumps: list[str]) -> list[str]:
@@ -328,21 +257,26 @@ class _Run:
 
 
 def _run(func: Callable[..., Any], prepared: tuple[Any, ...], indices: list[int], opts: _Options,
-         raise_exception: bool, check_forward_ad: bool, check_backward_ad: bool) -> bool:
-    """Validate the arguments, then run the checks; False or GradcheckError on failure."""
+         raise_exception: bool, check_forward_ad: bool, check_backward_ad: bool) -> Any:
+    """Validate the arguments, then run the checks; False or GradcheckError on failure (or the ``Verdict``)."""
     if not (check_backward_ad or check_forward_ad):
         raise ValueError("Expected at least one of check_forward_ad or check_backward_ad to be True")
     if not indices:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none did; "
                          "pass inputs created with requires_grad=True")
     for i in indices:
-        if prepared[i].dtype != np.float64 and opts.eps != "auto":
+        if prepared[i].dtype != np.float64 and opts.eps != "auto" and not opts.three_valued:
             warnings.warn(f"{opts.input_label(i)} requires grad and is {prepared[i].dtype}, not float64: a central "
                           f"difference with eps={opts.eps} keeps only about log10(eps / machine eps) significant "
                           "digits, so even a correct backward will likely fail. Use float64 inputs, or eps='auto' "
                           "to choose the step per dtype.", UserWarning, stacklevel=3)
     checked, differentiable = checked_outputs(func, prepared)
     run = _Run(checked, prepared, indices, opts)
+    if opts.three_valued:
+        if check_forward_ad or not check_backward_ad:
+            raise ValueError("three_valued=True judges reverse mode: use check_forward_ad=False and "
+                             "check_backward_ad=True (the PyTorch mode checks forward AD)")
+        return _three_valued(run, differentiable, raise_exception)
     try:
         try:
             if not differentiable:
@@ -369,10 +303,50 @@ def _run(func: Callable[..., Any], prepared: tuple[Any, ...], indices: list[int]
     return True
 
 
+def _failed(err: GradcheckError, subject: str) -> Verdict:
+    return Verdict(FAIL, subject, reasons=[f"{err.check} check failed: {str(err).splitlines()[0]}"])
+
+
+def _three_valued(run: _Run, differentiable: bool, raise_exception: bool) -> Verdict:
+    """The three-valued run: the contract checks as PyTorch's (any failure is a ``fail``), then ``judge``."""
+    subject = run.opts.order.strip() or "first order"
+    try:
+        try:
+            if not differentiable:
+                run.no_differentiable_outputs()
+                verdict = Verdict(PASS, subject)
+            else:
+                first, second = run.analytical()
+                run.reentrant(first, second)
+                outputs = tensor_outputs(run.func, run.inputs)
+                verdict = judge(Problem(run.func, run.inputs, run.indices, first, [o.shape for o in outputs],
+                                        run.opts.output_label, run.opts.input_label,
+                                        lambda j, v: run.vjp(outputs, j, v)), subject, run.opts.fast_mode)
+                for wanted, check in ((run.opts.check_undefined_grad, run.undefined_grad),
+                                      (run.opts.check_batched_grad, run.batched)):
+                    try:
+                        if wanted:
+                            check()
+                    except GradcheckError as err:
+                        verdict = combine([verdict, _failed(err, subject)], subject)
+        except RuntimeError as exc:
+            if run.opts.order and not isinstance(exc, GradcheckError) and _ONCE in str(exc):
+                raise run.fail("once_differentiable", "The backward is marked once_differentiable: second "
+                               "derivatives are unavailable.") from exc
+            raise
+    except GradcheckError as err:
+        if err.check.endswith("once_differentiable"):
+            raise
+        verdict = _failed(err, subject)
+    if verdict.failed and raise_exception:
+        raise GradcheckError(run.opts.order + "verdict", str(verdict), verdict=verdict)
+    return verdict
+
+
 def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: Step = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
               raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
               check_grad_dtypes: bool = False, check_batched_grad: bool = False, check_forward_ad: bool = False,
-              check_backward_ad: bool = True, fast_mode: bool = False) -> bool:
+              check_backward_ad: bool = True, fast_mode: bool = False, three_valued: bool = False) -> Any:
     """Check the gradients of ``func`` at ``inputs`` against finite differences, as ``torch.autograd.gradcheck``.
 
     Args:
@@ -393,12 +367,17 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: Step = 1e-6, atol: 
         check_backward_ad: check reverse mode.
         fast_mode: compare ``v^T J u`` for random ``u``, ``v`` instead of whole Jacobians; a failure is
             re-checked in slow mode, which names the elements (and decides the verdict).
+        three_valued: instead of PyTorch's verdict, return a ``Verdict``: ``pass``, ``fail`` (a discrepancy
+            beyond the estimated numerical error) or ``inconclusive`` (a kink within the step, the dtype's
+            resolution exhausted, a non-deterministic function), with steps fitted per element and Richardson
+            error estimates; ``eps``, ``atol`` and ``rtol`` are then unused. Fast mode probes blocks of elements.
 
     Returns:
-        True when every check passes.
+        True when every check passes (a ``Verdict`` with ``three_valued=True``).
 
     Raises:
-        GradcheckError: a check failed and ``raise_exception`` is True; its ``check`` names which one.
+        GradcheckError: a check failed (with ``three_valued``: the verdict is ``fail``, carried as ``.verdict``)
+            and ``raise_exception`` is True; its ``check`` names which one.
 
     Example:
         >>> import funcgrad as fg
@@ -408,7 +387,7 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: Step = 1e-6, atol: 
     """
     flat_func, prepared, indices, labels = prepare(func, inputs)
     opts = _Options(eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes, check_batched_grad,
-                    fast_mode, input_label=labels.__getitem__)
+                    fast_mode, three_valued, input_label=labels.__getitem__)
     return _run(flat_func, prepared, indices, opts, raise_exception, check_forward_ad, check_backward_ad)
 
 
@@ -417,20 +396,20 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
                   raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
                   check_grad_dtypes: bool = False, check_batched_grad: bool = False,
                   check_fwd_over_rev: bool = False, check_rev_over_rev: bool = True,
-                  fast_mode: bool = False) -> bool:
+                  fast_mode: bool = False, three_valued: bool = False) -> Any:
     """Check second derivatives: ``gradcheck`` of the function returning ``func``'s vector-Jacobian products
     (computed with ``create_graph=True``), w.r.t. the inputs and the grad_outputs.
 
     Args:
         func, inputs, eps, atol, rtol, raise_exception, nondet_tol, check_undefined_grad, check_grad_dtypes,
-            check_batched_grad, fast_mode: as ``gradcheck``, applied to the first-order function.
+            check_batched_grad, fast_mode, three_valued: as ``gradcheck``, applied to the first-order function.
         grad_outputs: the vectors of the first-order products; random (seeded) and also checked if None.
         gen_non_contig_grad_outputs: accepted for PyTorch compatibility (arrays here are always contiguous).
         check_fwd_over_rev: check the second derivatives by forward mode over the first-order backward too.
         check_rev_over_rev: check reverse-over-reverse.
 
     Returns:
-        True when every check passes.
+        True when every check passes (a ``Verdict`` with ``three_valued=True``).
 
     Raises:
         GradcheckError: a check failed; its ``check`` starts with ``"second order"``.
@@ -444,7 +423,7 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
     flat_func, prepared, indices, labels = prepare(func, inputs)
     checked, differentiable = checked_outputs(flat_func, prepared)
     first_opts = _Options(eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes, check_batched_grad,
-                          fast_mode, input_label=labels.__getitem__)
+                          fast_mode, three_valued, input_label=labels.__getitem__)
     if not differentiable:  # no first derivative to differentiate: the function must be constant, as PyTorch
         return _run(flat_func, prepared, indices, first_opts, raise_exception, False, True)
     if grad_outputs is None:
@@ -469,7 +448,7 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
 
     labels += [f"grad_outputs[{k}]" for k in range(len(gos))]
     opts = _Options(eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes, check_batched_grad,
-                    fast_mode, "second order ", output_label, labels.__getitem__)
+                    fast_mode, three_valued, "second order ", output_label, labels.__getitem__)
     go_indices = [n + k for k, g in enumerate(gos) if isinstance(g, Tensor) and g.requires_grad]
     return _run(first_order, prepared + gos, indices + go_indices, opts, raise_exception, check_fwd_over_rev,
                 check_rev_over_rev)
