@@ -48,14 +48,14 @@ def round_between(low: float, high: float) -> float:
 
     Example:
         >>> round_between(-3.05, -2.97), round_between(0.12, 0.5)
-        (-3.0, 0.5)
+        (-3.0, 0.3)
     """
     top = int(np.floor(np.log10(max(abs(low), abs(high), 1e-300)))) + 1
     middle = (low + high) / 2
     for p in range(top, top - 17, -1):
         for t in (np.round(middle / 10.0 ** p) * 10.0 ** p, np.ceil(low / 10.0 ** p) * 10.0 ** p):
             if low < t <= high:
-                return float(t)
+                return round(float(t), max(-p, 0))
     return float(high)
 
 
