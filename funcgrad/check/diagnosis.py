@@ -74,7 +74,7 @@ def _ratio(b: Block) -> str | None:
     if abs(r + 1) < _CLOSE:
         return "wrong sign: analytical = -numerical"
     named = [text for factor, text in _FACTORS.items() if abs(r - factor) < _CLOSE * factor]
-    return named[0] if named else f"a wrong constant factor: analytical = {r:.6g} x numerical"
+    return named[0] if named else f"a wrong constant factor: analytical = {r:.3g} x numerical"
 
 
 def _transposed(b: Block) -> str | None:

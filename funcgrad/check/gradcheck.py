@@ -304,7 +304,8 @@ def _run(func: Callable[..., Any], prepared: tuple[Any, ...], indices: list[int]
 
 
 def _failed(err: GradcheckError, subject: str) -> Verdict:
-    return Verdict(FAIL, subject, reasons=[f"{err.check} check failed: {str(err).splitlines()[0]}"])
+    return Verdict(FAIL, subject, reasons=[f"{err.check.removeprefix('second order ')} check failed: "
+                                           f"{str(err).splitlines()[0]}"])
 
 
 def _three_valued(run: _Run, differentiable: bool, raise_exception: bool) -> Verdict:
@@ -320,8 +321,7 @@ def _three_valued(run: _Run, differentiable: bool, raise_exception: bool) -> Ver
                 run.reentrant(first, second)
                 outputs = tensor_outputs(run.func, run.inputs)
                 verdict = judge(Problem(run.func, run.inputs, run.indices, first, [o.shape for o in outputs],
-                                        run.opts.output_label, run.opts.input_label,
-                                        lambda j, v: run.vjp(outputs, j, v)), subject, run.opts.fast_mode)
+                                        run.opts.output_label, run.opts.input_label), subject, run.opts.fast_mode)
                 for wanted, check in ((run.opts.check_undefined_grad, run.undefined_grad),
                                       (run.opts.check_batched_grad, run.batched)):
                     try:

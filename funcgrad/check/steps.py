@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Shift", "Estimate", "first_step", "derivative", "Kink", "kink"]
+__all__ = ["Shift", "Estimate", "first_step", "derivative", "finest", "Kink", "kink"]
 
 # t -> (every checked output at the shifted input, flattened into one float64 vector; the shift really applied)
 Shift = Callable[[float], tuple[np.ndarray, float]]
@@ -21,6 +21,7 @@ Shift = Callable[[float], tuple[np.ndarray, float]]
 _SHRINK = 2.0
 _LEVELS = 16  # steps tried: down to h0 / 2**15
 _NOISE = 4.0  # rounding noise estimates are taken this many times over
+_FINEST = 1024  # spacings of the input in the finest step that tests resolution
 
 
 @dataclass
@@ -41,16 +42,17 @@ class Estimate:
 
 
 def first_step(x: np.ndarray) -> np.ndarray:
-    """The top step of the ladder per element: ``finfo(dtype).eps ** (1/3) * max(|x|, 1)``.
+    """The top step of the ladder per element: ``finfo(dtype).eps ** (1/5) * max(|x|, 1)``.
 
     Relative for large values (so ``x = 1e8`` is shifted by far more than its spacing) and sized by the dtype
-    (float32 starts about 800 times higher than float64); the ladder then halves it as far as the function needs.
+    (float32 starts about 50 times higher than float64). The fifth root balances rounding against the error left
+    after one Richardson step; the ladder then halves it as far as the function needs.
 
     Example:
-        >>> [float(h) for h in first_step(np.array([0.5, 1e8]))]
-        [6.055454452393343e-06, 605.5454452393343]
+        >>> [float(np.round(h, 8)) for h in first_step(np.array([0.5, 1e8]))]
+        [0.0007401, 74009.59797414]
     """
-    return float(np.finfo(x.dtype).eps) ** (1 / 3) * np.maximum(np.abs(x.astype(np.float64)), 1.0)
+    return float(np.finfo(x.dtype).eps) ** (1 / 5) * np.maximum(np.abs(x.astype(np.float64)), 1.0)
 
 
 def _central(shifted: Shift, h: float, eps: float) -> tuple[np.ndarray, np.ndarray] | None:
@@ -60,7 +62,8 @@ def _central(shifted: Shift, h: float, eps: float) -> tuple[np.ndarray, np.ndarr
     span = up - down
     if span <= 0:
         return None
-    noise = _NOISE * eps * np.maximum(np.abs(plus), np.abs(minus)) / span
+    # rounding noise, except where both sides are bit-identical (an output the shift does not reach)
+    noise = np.where(plus == minus, 0.0, _NOISE * eps * np.maximum(np.abs(plus), np.abs(minus)) / span)
     with np.errstate(invalid="ignore", over="ignore"):
         return (plus - minus) / span, noise
 
@@ -119,6 +122,28 @@ def derivative(shifted: Shift, h0: float, eps: float,
         empty = shifted(0.0)[0]
         return Estimate(np.zeros(empty.shape), np.full(empty.shape, np.inf), np.full(empty.shape, np.inf), h)
     return Estimate(value, error, noise, h)
+
+
+def finest(shifted: Shift, x: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """The central difference at the finest step that still spans many (``_FINEST``) spacings of the input
+    element ``x`` (a 0-d array in its dtype), and its rounding noise: where it disagrees with a converged estimate
+    beyond that noise, the function changes on a scale the dtype cannot resolve.
+
+    Example:
+        >>> x = np.float32(1e8)
+        >>> def shifted(t):
+        ...     moved = np.float32(x + np.float32(t))
+        ...     return np.array([np.sin(moved)], dtype=np.float64), float(moved) - float(x)
+        >>> value, noise = finest(shifted, x, float(np.finfo(np.float32).eps))
+        >>> bool(abs(value[0] - np.cos(1e8)) > 100 * noise[0])
+        True
+    """
+    h = _FINEST * float(np.spacing(np.abs(x)))
+    central = _central(shifted, h, eps)
+    if central is None:
+        empty = shifted(0.0)[0]
+        return np.full(empty.shape, np.nan), np.full(empty.shape, np.inf)
+    return central
 
 
 @dataclass

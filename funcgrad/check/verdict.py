@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Element", "Verdict", "PASS", "FAIL", "INCONCLUSIVE", "combine"]
+__all__ = ["Element", "Verdict", "PASS", "FAIL", "INCONCLUSIVE", "combine", "with_second_order"]
 
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
 _SHOWN = 5  # elements listed per status in a report
@@ -102,3 +102,12 @@ def combine(verdicts: Sequence[Verdict], subject: str) -> Verdict:
         merged.reasons += [prefix + r for r in v.reasons]
         merged.diagnosis += [prefix + d for d in v.diagnosis]
     return merged
+
+
+def with_second_order(first: Sequence[Verdict], second: Verdict) -> list[Verdict]:
+    """The first-order verdicts and the second-order one, which says so when only it fails."""
+    if second.failed and not any(v.failed for v in first):
+        second.diagnosis.append("wrong only at second order: the first derivatives match, the backward's own "
+                                "derivative does not (a NumPy or .data computation inside backward without "
+                                "once_differentiable?)")
+    return [*first, second]
