@@ -7,5 +7,7 @@ from benchmarks.harness import Workload
 from benchmarks.workloads import WORKLOADS as FIRST_ORDER
 from benchmarks.workloads_check import WORKLOADS as CHECKS
 from benchmarks.workloads_functional import WORKLOADS as TRANSFORMS
+from benchmarks.workloads_higher import WORKLOADS as HIGHER_ORDER
+from benchmarks.workloads_numpy import WORKLOADS as NUMPY_CODE
 
-WORKLOADS: list[Workload] = [*FIRST_ORDER, *TRANSFORMS, *CHECKS]
+WORKLOADS: list[Workload] = [*FIRST_ORDER, *NUMPY_CODE, *TRANSFORMS, *HIGHER_ORDER, *CHECKS]

@@ -48,6 +48,8 @@ class Workload:
         ops: the number of recorded ops for a per-op column, given the sizes (None: no column).
         targets: the goals printed with PASS/MISS.
         subject: the variant the ratios are about; reference: the variant every other must agree with.
+        collect_garbage: time with the garbage collector running (when collecting is part of the cost,
+            as for graphs of many Python objects); by default it is paused during each sample.
     """
 
     name: str
@@ -60,6 +62,7 @@ class Workload:
     subject: str = "funcgrad"
     reference: str = "numpy"
     rtol: float = 1e-7
+    collect_garbage: bool = False
 
 
 @dataclass
@@ -102,13 +105,15 @@ def verify(workload: Workload, outputs: Mapping[str, Sequence[np.ndarray]]) -> N
                                      f"{workload.reference}'s (max abs difference {diff}, scale {scale:.3g})")
 
 
-def time_call(runner: Runner, loops: int) -> float:
-    """Seconds per call of ``runner`` over ``loops`` calls, with the garbage collector paused.
+def time_call(runner: Runner, loops: int, collect_garbage: bool = False) -> float:
+    """Seconds per call of ``runner`` over ``loops`` calls, with the garbage collector paused unless
+    ``collect_garbage``.
 
     Garbage is collected just before, and the collector is re-enabled afterwards in every case.
     """
     gc.collect()
-    gc.disable()
+    if not collect_garbage:
+        gc.disable()
     try:
         start = time.perf_counter()
         for _ in range(loops):
@@ -124,12 +129,13 @@ def measure(workload: Workload, variants: Mapping[str, Runner], repeat: int, min
     Each sample loops a variant enough times to last at least ``min_sample`` seconds.
     """
     verify(workload, {label: run() for label, run in variants.items()})  # also the first warm-up call
-    loops = {label: max(1, math.ceil(min_sample / time_call(run, 1))) for label, run in variants.items()}
+    collect = workload.collect_garbage
+    loops = {label: max(1, math.ceil(min_sample / time_call(run, 1, collect))) for label, run in variants.items()}
     result = Result(workload, {label: [] for label in variants})
     labels = list(variants)
     for r in range(repeat):
         for label in labels[r % len(labels):] + labels[:r % len(labels)]:
-            result.samples[label].append(time_call(variants[label], loops[label]))
+            result.samples[label].append(time_call(variants[label], loops[label], collect))
     return result
 
 

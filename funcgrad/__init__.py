@@ -22,7 +22,7 @@ sys.modules[f"{__name__}.tensor"] = core.tensor
 for _module in (core.dispatch, core.engine, core.grad_mode, core.graph, core.structured):
     sys.modules[f"{__name__}.autograd.{_module.__name__.rpartition('.')[2]}"] = _module
 
-from funcgrad import autograd, check, func, functional, linalg, optimize  # noqa: E402
+from funcgrad import autograd, check, func, functional, linalg, nn, numpy, optim, optimize  # noqa: E402
 from funcgrad import ops as _ops  # noqa: E402
 from funcgrad.core.grad_mode import (  # noqa: E402
     enable_grad,
@@ -39,7 +39,7 @@ from funcgrad.creation import __all__ as _creation_all  # noqa: E402
 _ops_all = [name for name in _ops.__all__ if not name.startswith("linalg_")]
 globals().update({name: getattr(_ops, name) for name in _ops_all})
 
-__all__ = ["Tensor", "autograd", "check", "func", "functional", "linalg", "optimize",
+__all__ = ["Tensor", "autograd", "check", "func", "functional", "linalg", "nn", "numpy", "optim", "optimize",
             "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", *_creation_all, *_ops_all]
 __version__ = "0.1.0"

@@ -14,7 +14,7 @@ import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
 from funcgrad.func import grad, hessian, jvp, value_and_grad, vjp
-from funcgrad.func._pytree import ravel
+from funcgrad.functional._pytree import ravel
 
 __all__ = ["Objective", "scipy_objective", "jacobian_operator", "hessian_operator"]
 

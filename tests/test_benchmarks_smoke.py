@@ -5,7 +5,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from benchmarks import CHECKS, TRANSFORMS, WORKLOADS
+from benchmarks import CHECKS, HIGHER_ORDER, TRANSFORMS, WORKLOADS
 from benchmarks.harness import Workload, run, table, target_report, verify
 
 
@@ -23,7 +23,7 @@ def test_funcgrad_matches_the_numpy_gradient(workload: Workload) -> None:
     verify(workload, outputs)
 
 
-@pytest.mark.parametrize("workload", [*TRANSFORMS, *CHECKS], ids=lambda wl: wl.name)
+@pytest.mark.parametrize("workload", [*TRANSFORMS, *HIGHER_ORDER, *CHECKS], ids=lambda wl: wl.name)
 def test_every_row_agrees_and_every_target_names_a_row(workload: Workload) -> None:
     """With torch too (when installed): its rows agree, and the targets' references are row labels."""
     pytest.importorskip("torch")

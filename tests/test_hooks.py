@@ -98,6 +98,85 @@ def test_post_accumulate_grad_hook_is_for_leaves_only() -> None:
         (leaf(1.0) * 2).register_post_accumulate_grad_hook(lambda t: None)
 
 
+def returns_three(g: fg.Tensor) -> fg.Tensor:
+    return fg.ones(3)
+
+
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_a_tensor_hook_changing_the_shape_raises_at_the_hook(kind: str, create_graph: bool) -> None:
+    x = leaf(1.0, 2.0)
+    t = x if kind == "leaf" else x * 2
+    t.register_hook(returns_three)
+    with pytest.raises(RuntimeError, match=r"hook 'returns_three' has changed the size of value "
+                                           r"\(was \[2\] got \[3\]\)"):
+        (t * 2).sum().backward(create_graph=create_graph)
+    assert x.grad is None
+    t.register_hook(lambda g: fg.ones(1))  # broadcastable is not enough, as torch
+    with pytest.raises(RuntimeError, match="hook 'returns_three' has changed the size"):
+        autograd.grad((t * 2).sum(), x)
+
+
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+def test_a_tensor_hook_changing_the_dtype_or_returning_a_non_tensor_raises(kind: str) -> None:
+    x = leaf(1.0, 2.0)
+    t = x if kind == "leaf" else x * 2
+    handle = t.register_hook(lambda g: g.float())
+    with pytest.raises(RuntimeError, match=r"hook '<lambda>' has changed the type of value "
+                                           r"\(was float64 got float32\)"):
+        (t * 2).sum().backward()
+    handle.remove()
+    t.register_hook(lambda g: g.data * 2)
+    with pytest.raises(TypeError, match="expected Variable, but hook returned 'numpy.ndarray'"):
+        (t * 2).sum().backward()
+
+
+@pytest.mark.parametrize("register", ["register_prehook", "register_hook"])
+def test_node_hooks_returning_wrong_shapes_or_counts_raise(register: str) -> None:
+    x = leaf(1.0, 2.0)
+    z = fg.exp(x)
+
+    def wrong_shape(*grads):
+        return (fg.ones(3),)
+
+    handle = getattr(z.grad_fn, register)(wrong_shape)
+    with pytest.raises(RuntimeError, match="hook 'wrong_shape' has changed the size of value"):
+        (z * 2).sum().backward()
+    handle.remove()
+
+    def two(*grads):
+        return (fg.ones(2), fg.ones(2))
+
+    getattr(z.grad_fn, register)(two)
+    with pytest.raises(RuntimeError, match=r"hook 'two' has returned an incorrect number of values \(got 2, but "
+                                           r"expected 1\)"):
+        (z * 2).sum().backward()
+
+
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+def test_assigning_grad_checks_type_shape_and_dtype(kind: str) -> None:
+    x = leaf(1.0, 2.0)
+    t = x if kind == "leaf" else x * 2
+    with pytest.raises(RuntimeError, match=r"attempting to assign a gradient of size '\[3\]' to a tensor of "
+                                           r"size '\[2\]'. Please ensure that the gradient and the tensor are the "
+                                           "same size"):
+        t.grad = fg.ones(3)
+    with pytest.raises(RuntimeError, match="size '\\[1\\]'"):
+        t.grad = fg.ones(1)  # broadcastable is not enough, as torch
+    with pytest.raises(RuntimeError, match="attempting to assign a gradient with dtype 'float32' to a tensor with "
+                                           "dtype 'float64'"):
+        t.grad = fg.ones(2, dtype=np.float32)
+    with pytest.raises(TypeError, match="assigned grad expected to be a Tensor or None but got grad of type "
+                                        "numpy.ndarray"):
+        t.grad = np.ones(2)
+    assert t.grad is None
+    t.grad = fg.tensor([5.0, 6.0])
+    (t * 1).sum().backward()
+    assert x.grad.tolist() == ([6.0, 7.0] if kind == "leaf" else [2.0, 2.0])
+    t.grad = None
+    assert t.grad is None
+
+
 # ----- node hooks --------------------------------------------------------------------------------
 def test_node_post_hook_gets_grad_inputs_and_grad_outputs() -> None:
     x, y = leaf(1.0, 2.0), leaf(3.0, 4.0)
@@ -119,7 +198,7 @@ def test_node_pre_hook_gets_grad_outputs() -> None:
 
 @pytest.mark.parametrize(("register", "hook", "expected"), [
     ("register_prehook", lambda go: (go[0] * 5,), [10.0, 10.0]),
-    ("register_hook", lambda gi, go: (gi[0] * 0 + 7,), [7.0, 7.0]),
+    ("register_hook", lambda gi, go: (gi[0] * 0 + 7, None), [7.0, 7.0]),  # one per input, as torch
 ])
 def test_node_hooks_can_replace_gradients_and_be_removed(register, hook, expected) -> None:
     x = leaf(1.0, 2.0)

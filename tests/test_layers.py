@@ -24,6 +24,8 @@ ALLOWED = {
     "functional": {"core", "ops", "autograd"},
     "func": {"core", "ops", "autograd", "functional"},
     "check": {"core", "ops", "autograd", "functional", "func"},
+    "nn": {"core", "ops", "autograd", "creation"},
+    "optim": {"core"},
 }
 
 

@@ -311,3 +311,12 @@ def test_one_output_of_a_decomposition_checks_to_second_order(f: Callable[[fg.Te
     """The rules skip the terms of outputs without a gradient: the rest must still be exactly right."""
     assert gradcheck(f, (leaf(a),))
     assert gradgradcheck(f, (leaf(a),))
+
+
+def test_the_module_holds_only_its_public_names() -> None:
+    """Issue 12: no np, F, R or Any leaking from funcgrad.linalg; every public name is in __all__."""
+    public = {name for name in vars(LA) if not name.startswith("__")}
+    assert public == set(LA.__all__)
+    assert {"eigvalsh", "matrix_norm", "norm", "LinAlgError"} <= public
+    a = SPD(3, 3)
+    np.testing.assert_allclose(LA.eigvalsh(a), np.linalg.eigvalsh(a))

@@ -1,6 +1,9 @@
 """Tensor: factories, dtype rules, attributes, NumPy interop, operators, repr, detach and clone."""
 from __future__ import annotations
 
+import copy
+import pickle
+
 import numpy as np
 import pytest
 
@@ -193,7 +196,12 @@ def test_numpy_of_a_tensor_that_requires_grad_says_detach() -> None:
     with pytest.raises(RuntimeError, match=r"detach\(\)\.numpy\(\)"):
         x.numpy()
     np.testing.assert_array_equal(x.detach().numpy(), [1.0])
-    np.testing.assert_array_equal(np.asarray(x), [1.0])  # __array__ works regardless, as a plain view
+    for convert in (np.asarray, np.array, np.asanyarray):  # no silent cut of the graph either
+        with pytest.raises(RuntimeError, match=r"detach\(\)\.numpy\(\)"):
+            convert(x)
+    with fg.no_grad():  # allowed with grad mode off, as torch
+        assert x.numpy() is x.data
+        np.testing.assert_array_equal(np.asarray(x), [1.0])
 
 
 # ----- operators ---------------------------------------------------------------------------------
@@ -315,3 +323,42 @@ def test_tensor_of_non_numbers_is_a_type_error(data, name) -> None:
         fg.tensor(data)
     with pytest.raises(TypeError, match=rf"as_tensor\(\): invalid data type '{name}'"):
         fg.as_tensor(data)
+
+
+# ----- pickle and deepcopy ---------------------------------------------------------------------------
+def test_deepcopy_of_a_leaf_keeps_values_dtype_requires_grad_and_grad() -> None:
+    x = fg.tensor(np.array([1.0, 2.0], np.float32), requires_grad=True)
+    (x * x).sum().backward()
+    c = copy.deepcopy(x)
+    assert c is not x and c.is_leaf and c.requires_grad and c.dtype == np.float32
+    np.testing.assert_array_equal(c.data, x.data)
+    np.testing.assert_array_equal(c.grad.data, [2.0, 4.0])
+    assert not np.shares_memory(c.data, x.data) and c.grad is not x.grad
+    (c * 3).sum().backward()  # the copy is a leaf of its own
+    np.testing.assert_array_equal(c.grad.data, [5.0, 7.0])
+    np.testing.assert_array_equal(x.grad.data, [2.0, 4.0])
+    pair = copy.deepcopy([x, x])
+    assert pair[0] is pair[1]  # the memo keeps identities
+
+
+@pytest.mark.parametrize("make", [lambda x: x * 2, lambda x: x[:1], lambda x: x.exp()])
+def test_deepcopy_of_a_non_leaf_raises(make) -> None:
+    x = leaf(1.0, 2.0)
+    with pytest.raises(RuntimeError, match=r"Only Tensors created explicitly by the user \(graph leaves\) support "
+                                           "the deepcopy protocol"):
+        copy.deepcopy(make(x))
+    with fg.no_grad():
+        assert copy.deepcopy(make(x)).is_leaf  # made without history: a leaf, as torch
+
+
+def test_pickle_keeps_values_dtype_and_requires_grad_of_leaves_views_and_results() -> None:
+    x = fg.tensor(np.array([1.0, 2.0, 3.0], np.float32), requires_grad=True)
+    (x * x).sum().backward()  # x now has a .grad and an AccumulateGrad (a weak reference)
+    y = x * 2
+    view = fg.tensor([[1.0, 2.0], [3.0, 4.0]])[:, 1]
+    back_x, back_y, back_view = pickle.loads(pickle.dumps([x, y, view]))
+    assert back_x.requires_grad and back_x.is_leaf and back_x.dtype == np.float32 and back_x.grad is None  # as torch
+    np.testing.assert_array_equal(back_x.data, x.data)
+    assert back_y.requires_grad and back_y.is_leaf  # a result comes back as a leaf, as torch
+    np.testing.assert_array_equal(back_y.data, [2.0, 4.0, 6.0])
+    assert back_view.tolist() == [2.0, 4.0] and not back_view.is_view and not back_view.requires_grad

@@ -1,5 +1,6 @@
 """Autograd's side of the checks: vector-Jacobian products and whole analytical Jacobians, with the checks a
-returned gradient must pass on the way (shape, dtype). Finite differences live in ``numerical.py``.
+returned gradient must pass on the way (shape, dtype). Finite differences live in ``numerical.py``. Complex
+tensors are handled in real coordinates (two per element), as the finite differences are.
 """
 from __future__ import annotations
 
@@ -10,12 +11,24 @@ import numpy as np
 
 from funcgrad.autograd import grad as autograd_grad
 from funcgrad.check.arguments import tensor_outputs
+from funcgrad.check.numerical import real_view
 from funcgrad.check.report import GradcheckError
 from funcgrad.core.tensor import Tensor
 
-__all__ = ["Backward"]
+__all__ = ["Backward", "cotangent", "real_size"]
 
 _PROJECTIONS = 2  # random grad_outputs that confirm a batched analytical Jacobian
+
+
+def cotangent(v: np.ndarray, out: Tensor) -> np.ndarray:
+    """grad_outputs for ``out`` from ``v`` (..., out's real size) in real coordinates: pairs become complex."""
+    v = np.ascontiguousarray(v, dtype=out.data.real.dtype)
+    return (v.view(out.dtype) if out.dtype.kind == "c" else v).reshape(v.shape[:-1] + out.shape)
+
+
+def real_size(x: Tensor) -> int:
+    """The number of real coordinates of ``x`` (two per complex element)."""
+    return x.data.size * (2 if x.dtype.kind == "c" else 1)
 
 
 class Backward:
@@ -41,12 +54,12 @@ class Backward:
         """``v^T J`` for output ``j`` w.r.t. every checked input (zeros where unused), with shape/dtype checks."""
         out = outputs[j]
         if not out.requires_grad:
-            return [np.zeros(x.data.size) for x in self.diff]
-        grads = autograd_grad(out, self.diff, v.astype(out.dtype), retain_graph=True, allow_unused=True)
+            return [np.zeros(real_size(x)) for x in self.diff]
+        grads = autograd_grad(out, self.diff, cotangent(v.reshape(-1), out), retain_graph=True, allow_unused=True)
         rows = []
         for i, x, g in zip(self.indices, self.diff, grads):
             if g is None:
-                rows.append(np.zeros(x.data.size))
+                rows.append(np.zeros(real_size(x)))
                 continue
             if g.shape != x.shape:
                 raise self.fail("shape", f"the analytical gradient of {self.input_label(i)} has shape "
@@ -55,7 +68,7 @@ class Backward:
             if self.check_grad_dtypes and g.dtype != x.dtype:
                 raise self.fail("dtype", f"the gradient of {self.input_label(i)} has dtype {g.dtype} but "
                                 f"the input has dtype {x.dtype}; cast the gradient in the backward", j, i)
-            rows.append(np.asarray(g.data, dtype=np.float64).ravel())
+            rows.append(real_view(g.data).astype(np.float64))
         return rows
 
     def jacobians(self) -> tuple[list[list[np.ndarray]], list[list[np.ndarray]]]:
@@ -82,7 +95,7 @@ class Backward:
         tol = 1e4 * float(np.finfo(outputs[j].dtype).eps)
         rng = np.random.default_rng(1)
         for _ in range(_PROJECTIONS):
-            v = rng.standard_normal(outputs[j].shape)
+            v = rng.standard_normal(real_size(outputs[j]))
             for row, block in zip(self.vjp(outputs, j, v), one):
                 if np.any(np.abs(row - v.ravel() @ block) > tol * (np.abs(v.ravel()) @ np.abs(block) + 1e-30)):
                     return None
@@ -90,9 +103,9 @@ class Backward:
 
     def rows(self, outputs: Sequence[Tensor], j: int) -> list[np.ndarray]:
         """The Jacobian blocks of output ``j``, one backward per output element."""
-        size = outputs[j].data.size
-        rows = [self.vjp(outputs, j, seed.reshape(outputs[j].shape)) for seed in np.eye(size)]
-        return [np.stack([row[p] for row in rows]) if rows else np.zeros((0, x.data.size))
+        size = real_size(outputs[j])
+        rows = [self.vjp(outputs, j, seed) for seed in np.eye(size)]
+        return [np.stack([row[p] for row in rows]) if rows else np.zeros((0, real_size(x)))
                 for p, x in enumerate(self.diff)]
 
     def batched_rows(self, outputs: Sequence[Tensor], j: int) -> list[np.ndarray] | None:
@@ -100,7 +113,8 @@ class Backward:
         out = outputs[j]
         if not out.requires_grad or not out.data.size:
             return None
-        seeds = np.eye(out.data.size, dtype=out.dtype).reshape((out.data.size, *out.shape))
+        size = real_size(out)
+        seeds = cotangent(np.eye(size), out)
         try:
             grads = autograd_grad(out, self.diff, seeds, retain_graph=True, allow_unused=True,
                                   is_grads_batched=True)
@@ -109,9 +123,9 @@ class Backward:
         blocks = []
         for x, g in zip(self.diff, grads):
             if g is None:
-                blocks.append(np.zeros((out.data.size, x.data.size)))
-            elif g.shape != (out.data.size, *x.shape):
+                blocks.append(np.zeros((size, real_size(x))))
+            elif g.shape != (size, *x.shape):
                 return None
             else:
-                blocks.append(np.asarray(g.data, dtype=np.float64).reshape(out.data.size, -1))
+                blocks.append(real_view(g.data).astype(np.float64).reshape(size, -1))
         return blocks

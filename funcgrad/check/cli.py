@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib
+import inspect
 import os
 import sys
 import warnings
@@ -84,6 +85,26 @@ def _load(target: str) -> Any:
     return obj
 
 
+def _check_target(name: str, target: Any, specs: list[Any]) -> None:
+    """ValueError (a usage error) unless ``target`` can be checked at ``specs``: a function or custom
+    Function taking that many inputs, at least one of them an array to differentiate."""
+    is_function = isinstance(target, type) and issubclass(target, Function)
+    if not is_function and not callable(target):
+        raise ValueError(f"{name} is a {type(target).__name__}, not a function or a custom Function subclass")
+    if not any(_is_array_spec(s) for s in specs):
+        raise ValueError("--inputs has nothing to differentiate: give at least one randn(...), rand(...) or "
+                         "positive(...) (literals are passed as they are)")
+    fn, ctx = (target.forward, () if target._setup_style else (None,)) if is_function else (target, ())
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return  # no signature to read (a builtin): the checks will say
+    try:
+        signature.bind(*ctx, *specs)
+    except TypeError as exc:
+        raise ValueError(f"{name} cannot take the {len(specs)} input(s) of --inputs: {exc}") from None
+
+
 def _hypothesis_run(func: Callable[..., Any], specs: list[Any], dtype: str, order: int, examples: int) -> Verdict:
     """``assert_grads_correct`` on ``examples`` drawn inputs of the same shapes; raises on a (shrunk) failure and
     returns a verdict that is inconclusive when some example was."""
@@ -143,6 +164,7 @@ def main(argv: list[str]) -> int:
     try:
         specs = parse_inputs(args.inputs)
         target = _load(args.target)
+        _check_target(args.target, target, specs)
     except (ValueError, SyntaxError, ImportError, AttributeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

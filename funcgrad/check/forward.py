@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.autograd import forward_ad
+from funcgrad.check.numerical import real_view
 from funcgrad.core.tensor import Tensor
 
 __all__ = ["forward_jacobian"]
@@ -21,7 +22,8 @@ def forward_jacobian(func: Callable[..., Any], inputs: Sequence[Any], index: int
         index: the input to push the identity tangents from (all its columns in one pass).
 
     Returns:
-        One ``(out.size, in.size)`` float64 matrix per floating output (zeros where it has no tangent).
+        One float64 matrix per floating output, rows and columns in real coordinates (``real_view``): complex
+        values count twice (real, imaginary). Zeros where an output has no tangent.
 
     Example:
         >>> import funcgrad as fg
@@ -30,8 +32,8 @@ def forward_jacobian(func: Callable[..., Any], inputs: Sequence[Any], index: int
                [0., 4.]])
     """
     x = inputs[index]
-    n = x.data.size
-    directions = np.eye(n, dtype=x.dtype).reshape((n, *x.shape))
+    n = real_view(x.data).size  # a complex input: its real and imaginary parts are separate columns
+    directions = np.eye(n, dtype=x.data.real.dtype).view(x.dtype).reshape((n, *x.shape))
     with forward_ad.dual_level():
         args = list(inputs)
         args[index] = forward_ad.make_dual(x, directions)
@@ -42,7 +44,7 @@ def forward_jacobian(func: Callable[..., Any], inputs: Sequence[Any], index: int
         for out in outputs:
             tangent = forward_ad.unpack_dual(out).tangent
             if tangent is None:
-                blocks.append(np.zeros((out.data.size, n)))
+                blocks.append(np.zeros((real_view(out.data).size, n)))
             else:  # (n, *out.shape): column k is the derivative along input element k
-                blocks.append(np.asarray(tangent.data, dtype=np.float64).reshape(n, out.data.size).T)
+                blocks.append(real_view(tangent.data).astype(np.float64).reshape(n, -1).T)
     return blocks

@@ -3,6 +3,8 @@
 Slow mode compares whole Jacobians; fast mode compares ``v^T J u`` for random ``u``, ``v`` and re-runs slow mode to
 explain a failure. Beside the Jacobians: reentrancy, undefined output grads, batched grads and grad dtypes.
 Finite differences live in ``numerical.py`` and report text in ``report.py``; only the public autograd API is used.
+Complex inputs and outputs are checked in real coordinates (real and imaginary parts separately, as PyTorch's): the
+gradient of ``Re <v, out>`` that autograd returns is the row ``(d/dRe, d/dIm)`` of the real Jacobian.
 """
 from __future__ import annotations
 
@@ -15,11 +17,20 @@ import numpy as np
 
 from funcgrad.autograd import enable_grad
 from funcgrad.autograd import grad as autograd_grad
-from funcgrad.check.analytical import Backward
+from funcgrad.check.analytical import Backward, cotangent, real_size
 from funcgrad.check.arguments import as_tuple, checked_outputs, prepare, tensor_outputs
 from funcgrad.check.forward import forward_jacobian
 from funcgrad.check.judge import Problem, judge
-from funcgrad.check.numerical import Step, auto_step, derivative_jumps, evaluate, jacobian_fd, jvp_fd
+from funcgrad.check.numerical import (
+    Step,
+    auto_step,
+    derivative_jumps,
+    evaluate,
+    jacobian_fd,
+    jvp_fd,
+    real_shape,
+    real_view,
+)
 from funcgrad.check.report import GradcheckError, Mismatch, format_mismatch
 from funcgrad.check.verdict import FAIL, PASS, Verdict, combine
 from funcgrad.core.tensor import Tensor
@@ -95,7 +106,7 @@ class _Run:
             causes.append("func modifies its inputs in place (an in-place forward without mark_dirty?), so the "
                           "finite differences are taken around moving inputs")
         x = self.inputs[i]
-        if x.dtype != np.float64 and self.opts.eps != "auto":
+        if x.dtype not in (np.float64, np.complex128) and self.opts.eps != "auto":
             causes.append(f"{self.opts.input_label(i)} is {x.dtype}: finite differences lose most of its digits "
                           "(use float64 inputs or eps='auto')")
         return causes
@@ -103,21 +114,22 @@ class _Run:
     def kink_jumps(self, i: int, j: int, bad_columns: np.ndarray) -> list[str]:
         """Describe the violating input elements whose finite-difference stencil straddles a kink."""
         x = self.inputs[i]
-        steps = auto_step(x.data.ravel()) if self.opts.eps == "auto" else None
+        flat = real_view(x.data)
+        steps = auto_step(flat) if self.opts.eps == "auto" else None
         found = []
         for k in bad_columns[:_KINK_COLUMNS]:
             h = float(steps[k]) if steps is not None else float(self.opts.eps)
             jump = derivative_jumps(self.func, self.inputs, i, int(k), h)[j]
             if np.abs(jump).max(initial=0) > self.opts.atol:
-                coords = tuple(int(c) for c in np.unravel_index(k, x.shape))
-                found.append(f"{self.opts.input_label(i)} at {coords} = {x.data.ravel()[k]:.6g} is within "
+                coords = tuple(int(c) for c in np.unravel_index(k, real_shape(x)))
+                found.append(f"{self.opts.input_label(i)} at {coords} = {flat[k]:.6g} is within "
                              f"{h:.3g} of a kink: the derivative jumps by {np.abs(jump).max():.3g} there")
         return found
 
     def slow(self) -> None:
         """Compare every Jacobian block, then check reentrancy."""
         analytical, second = self.analytical()
-        out_shapes = [o.shape for o in tensor_outputs(self.func, self.inputs)]
+        out_shapes = [real_shape(o) for o in tensor_outputs(self.func, self.inputs)]
         for pos, i in enumerate(self.indices):
             numerical, errors = jacobian_fd(self.func, self.inputs, i, self.opts.eps)
             for j, (num, err) in enumerate(zip(numerical, errors)):
@@ -129,7 +141,7 @@ class _Run:
                 columns = np.unique(np.nonzero(bad)[1])
                 jumps = self.kink_jumps(i, j, columns)
                 m = Mismatch(self.opts.output_label(j), self.opts.input_label(i), num, ana, allowed,
-                             out_shapes[j], self.inputs[i].shape,
+                             out_shapes[j], real_shape(self.inputs[i]),
                              self.causes(i, j, num, ana, second[j][pos], jumps))
                 kink = len(jumps) == min(len(columns), _KINK_COLUMNS)
                 raise self.fail("kink" if kink else "jacobian", format_mismatch(
@@ -140,7 +152,7 @@ class _Run:
     def forward_mode(self, against_reverse: bool) -> None:
         """Forward mode's Jacobians against finite differences and, if checked too, reverse mode's."""
         reverse = self.analytical()[0] if against_reverse else None
-        out_shapes = [o.shape for o in tensor_outputs(self.func, self.inputs)]
+        out_shapes = [real_shape(o) for o in tensor_outputs(self.func, self.inputs)]
         for pos, i in enumerate(self.indices):
             numerical, errors = jacobian_fd(self.func, self.inputs, i, self.opts.eps)
             for j, (num, err, fwd) in enumerate(zip(numerical, errors, forward_jacobian(self.func, self.inputs, i))):
@@ -148,7 +160,7 @@ class _Run:
                 if not np.all(np.abs(fwd - num) <= allowed):
                     raise self.fail("forward AD", format_mismatch(Mismatch(
                         self.opts.output_label(j), self.opts.input_label(i), num, fwd, allowed, out_shapes[j],
-                        self.inputs[i].shape), "Forward-mode Jacobian (JVP) mismatch"), j, i)
+                        real_shape(self.inputs[i])), "Forward-mode Jacobian (JVP) mismatch"), j, i)
                 if reverse is not None and not np.allclose(fwd, reverse[j][pos], self.opts.rtol, self.opts.atol):
                     raise self.fail("forward AD", f"Forward and reverse mode disagree for {self.opts.output_label(j)} "
                                     f"w.r.t. {self.opts.input_label(i)} (max difference "
@@ -170,9 +182,9 @@ class _Run:
     def fast(self) -> None:
         """Compare ``v^T J u`` numerically and analytically; on failure re-run slow mode to explain it."""
         outputs = tensor_outputs(self.func, self.inputs)
-        us = [self.unit(x.data.size) for x in self.diff]
-        vs = [self.unit(o.data.size) for o in outputs]
-        runs = [[self.vjp(outputs, j, v.reshape(o.shape)) for j, (o, v) in enumerate(zip(outputs, vs))]
+        us = [self.unit(real_size(x)) for x in self.diff]
+        vs = [self.unit(real_size(o)) for o in outputs]
+        runs = [[self.vjp(outputs, j, v) for j, v in enumerate(vs)]
                 for _ in range(2)]
         for pos, (i, u) in enumerate(zip(self.indices, us)):
             jvps, errors = jvp_fd(self.func, self.inputs, i, u, self.opts.eps)
@@ -191,7 +203,7 @@ class _Run:
         """No output requires grad: as PyTorch, the numerical gradient must then be zero."""
         for pos, i in enumerate(self.indices):
             if self.opts.fast_mode:
-                numerical = jvp_fd(self.func, self.inputs, i, self.unit(self.diff[pos].data.size), self.opts.eps)[0]
+                numerical = jvp_fd(self.func, self.inputs, i, self.unit(real_size(self.diff[pos])), self.opts.eps)[0]
             else:
                 numerical = jacobian_fd(self.func, self.inputs, i, self.opts.eps)[0]
             for j, num in enumerate(numerical):
@@ -236,17 +248,17 @@ class _Run:
         for j, out in enumerate(outputs):
             if not out.requires_grad:
                 continue
-            vs = self.rng.standard_normal((_BATCH, *out.shape))
+            vs = self.rng.standard_normal((_BATCH, real_size(out)))
             looped = [self.vjp(outputs, j, v) for v in vs]
             try:
-                grads = autograd_grad(out, self.diff, vs.astype(out.dtype), retain_graph=True, allow_unused=True,
+                grads = autograd_grad(out, self.diff, cotangent(vs, out), retain_graph=True, allow_unused=True,
                                       is_grads_batched=True)
             except Exception as exc:
                 raise self.fail("batched", f"While computing batched gradients of {self.opts.output_label(j)}, "
                                 f"got {type(exc).__name__}: {exc}", j) from exc
             for pos, (i, g) in enumerate(zip(self.indices, grads)):
-                got = np.zeros((_BATCH, self.diff[pos].data.size)) if g is None else np.asarray(
-                    g.data, dtype=np.float64).reshape(_BATCH, -1)
+                got = np.zeros((_BATCH, real_size(self.diff[pos]))) if g is None else real_view(
+                    g.data).astype(np.float64).reshape(_BATCH, -1)
                 want = np.stack([row[pos] for row in looped])
                 tol = 1e-7 if self.diff[pos].dtype == np.float64 else 1e-4
                 if got.shape != want.shape or not np.allclose(got, want, rtol=tol, atol=tol):
@@ -257,15 +269,15 @@ class _Run:
 
 
 def _run(func: Callable[..., Any], prepared: tuple[Any, ...], indices: list[int], opts: _Options,
-         raise_exception: bool, check_forward_ad: bool, check_backward_ad: bool) -> Any:
-    """Validate the arguments, then run the checks; False or GradcheckError on failure (or the ``Verdict``)."""
+         raise_exception: bool, check_forward_ad: bool, check_backward_ad: bool) -> bool:
+    """Validate the arguments, then run the checks; False or GradcheckError on failure."""
     if not (check_backward_ad or check_forward_ad):
         raise ValueError("Expected at least one of check_forward_ad or check_backward_ad to be True")
     if not indices:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none did; "
                          "pass inputs created with requires_grad=True")
     for i in indices:
-        if prepared[i].dtype != np.float64 and opts.eps != "auto" and not opts.three_valued:
+        if prepared[i].dtype not in (np.float64, np.complex128) and opts.eps != "auto" and not opts.three_valued:
             warnings.warn(f"{opts.input_label(i)} requires grad and is {prepared[i].dtype}, not float64: a central "
                           f"difference with eps={opts.eps} keeps only about log10(eps / machine eps) significant "
                           "digits, so even a correct backward will likely fail. Use float64 inputs, or eps='auto' "
@@ -320,7 +332,7 @@ def _three_valued(run: _Run, differentiable: bool, raise_exception: bool) -> Ver
                 first, second = run.analytical()
                 run.reentrant(first, second)
                 outputs = tensor_outputs(run.func, run.inputs)
-                verdict = judge(Problem(run.func, run.inputs, run.indices, first, [o.shape for o in outputs],
+                verdict = judge(Problem(run.func, run.inputs, run.indices, first, [real_shape(o) for o in outputs],
                                         run.opts.output_label, run.opts.input_label), subject, run.opts.fast_mode)
                 for wanted, check in ((run.opts.check_undefined_grad, run.undefined_grad),
                                       (run.opts.check_batched_grad, run.batched)):
@@ -428,7 +440,7 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
         return _run(flat_func, prepared, indices, first_opts, raise_exception, False, True)
     if grad_outputs is None:
         rng = np.random.default_rng(0)
-        gos = tuple(Tensor(rng.standard_normal(o.shape).astype(o.dtype), requires_grad=True)
+        gos = tuple(Tensor(cotangent(rng.standard_normal(real_size(o)), o), requires_grad=True)
                     for o in tensor_outputs(checked, prepared))
     else:
         gos = as_tuple(grad_outputs)

@@ -21,6 +21,7 @@ import numpy as np
 
 from funcgrad.autograd import no_grad
 from funcgrad.check.diagnosis import Block, diagnose
+from funcgrad.check.numerical import real_shape, real_view
 from funcgrad.check.steps import Estimate, Shift, derivative, finest, first_step, kink
 from funcgrad.check.verdict import FAIL, INCONCLUSIVE, PASS, Element, Verdict
 from funcgrad.core.tensor import Tensor
@@ -28,7 +29,7 @@ from funcgrad.core.tensor import Tensor
 __all__ = ["MARGIN", "Problem", "judge"]
 
 MARGIN = 4.0  # a discrepancy must exceed the estimated numerical error this many times to fail
-_ROUNDING = 0.75  # eps ** _ROUNDING (relative) is always allowed: rounding inside the backward's own sums
+_ROUNDING = 2 / 3  # eps ** _ROUNDING (relative) is always allowed: rounding in the backward (ill-conditioned too)
 _RESOLVED = 0.4  # an estimate resolves a derivative when its error is below eps ** _RESOLVED (relative) ...
 _ACCURACY = 1e-3  # ... and below this, so that a pass rules out a bug of 0.4% (MARGIN times the error)
 _PROBES = 2  # dense random probes beside the block probes in fast mode
@@ -52,8 +53,7 @@ class Problem:
         with no_grad(), np.errstate(all="ignore"):  # the ladder may step outside the domain; NaN is handled
             result = self.func(*self.inputs)
         outs = result if isinstance(result, tuple | list) else (result,)
-        arrays = [np.asarray(o.data, dtype=np.float64).ravel() for o in outs
-                  if isinstance(o, Tensor) and o.dtype.kind in "fc"]
+        arrays = [real_view(o.data).astype(np.float64) for o in outs if isinstance(o, Tensor) and o.dtype.kind in "fc"]
         return np.concatenate(arrays) if arrays else np.zeros(0)
 
     def eps(self) -> float:
@@ -79,10 +79,11 @@ def _column_shift(problem: Problem, flat: np.ndarray, k: int) -> Shift:
 
 
 def _direction_shift(problem: Problem, x: np.ndarray, u: np.ndarray) -> Shift:
-    """Move the whole input ``x`` by ``t * u`` (the rounding of ``x + t u`` is inside the estimate's noise)."""
+    """Move the whole input ``x`` (flat, real coordinates) by ``t * u`` (the rounding of ``x + t u`` is inside the
+    estimate's noise)."""
     def shifted(t: float) -> tuple[np.ndarray, float]:
         orig = x.copy()
-        x[...] = orig + t * u.reshape(x.shape)
+        x[...] = orig + t * u
         try:
             return problem.values(), t
         finally:
@@ -102,8 +103,8 @@ class _Classifier:
         self.resolved = min(eps ** _RESOLVED, _ACCURACY)
 
     def split(self, ana: np.ndarray, num: np.ndarray, err: np.ndarray,
-              scale: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
-        """``(passed, failed)`` masks; the rest is inconclusive."""
+              scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(passed, failed)`` masks; the rest is inconclusive. ``scale``: see ``scale``."""
         gap = np.abs(num - ana)
         size = np.abs(num) + np.abs(ana) + scale
         with np.errstate(invalid="ignore"):
@@ -111,7 +112,14 @@ class _Classifier:
             passed = ~failed & (gap <= MARGIN * err + self.eps ** _ROUNDING * size) & (err <= self.resolved * size)
         return passed, failed
 
-    def settled(self, ana: np.ndarray, scale: float) -> Callable[[np.ndarray, np.ndarray], bool]:
+    def scale(self, ana: np.ndarray, typical: np.ndarray) -> np.ndarray:
+        """What each element of a column is measured against beside its own values: the column's largest
+        derivative, and for a derivative negligible beside ``typical`` (``|f|`` over a unit of the shift, the
+        size its rounding noise scales with) that too, since no finite difference can tell it from zero."""
+        negligible = np.abs(ana) <= np.sqrt(self.eps) * typical
+        return float(np.max(np.abs(ana), initial=0.0)) + np.where(negligible, typical, 0.0)
+
+    def settled(self, ana: np.ndarray, scale: np.ndarray) -> Callable[[np.ndarray, np.ndarray], bool]:
         """Whether an estimate ``(value, error)`` of a column already passes everywhere."""
         def decided(value: np.ndarray, error: np.ndarray) -> bool:
             return bool(np.all(self.split(ana, value, error, scale)[0]))
@@ -129,7 +137,8 @@ class _Judge:
         self.elements: list[Element] = []
         self.checked = 0
         # numerical Jacobians as far as computed, NaN elsewhere: [pos] (total outputs, in.size)
-        self.numerical = [np.full((self.offsets[-1], problem.inputs[i].data.size), np.nan) for i in problem.indices]
+        self.numerical = [np.full((self.offsets[-1], real_view(problem.inputs[i].data).size), np.nan)
+                          for i in problem.indices]
         self.errors = [np.full_like(n, np.nan) for n in self.numerical]
         self.failed = [np.zeros(n.shape, bool) for n in self.numerical]
         self.centre = np.nan_to_num(problem.values(), nan=0.0, posinf=0.0, neginf=0.0)
@@ -142,20 +151,18 @@ class _Judge:
         j = int(np.searchsorted(self.offsets, row, side="right") - 1)
         x = self.p.inputs[i]
         return (f"{self.p.output_label(j)} {_coords(row - self.offsets[j], self.p.out_shapes[j])} w.r.t. "
-                f"{self.p.input_label(i)} {_coords(k, x.shape)}")
+                f"{self.p.input_label(i)} {_coords(k, real_shape(x))}")
 
     def columns(self, pos: int, ks: Sequence[int]) -> None:
         """Walk input elements ``ks`` of checked input ``pos``: an estimate per column, then the rule."""
         i = self.p.indices[pos]
         x = self.p.inputs[i]
-        flat = x.data.reshape(-1)
+        flat = real_view(x.data)  # complex inputs in real coordinates, perturbed one part at a time
         steps = first_step(flat)
         ana_all = self.stacked(pos)
-        typical = float(np.max(np.abs(self.centre), initial=0.0))  # |f|: the size of a derivative over a unit
         for k in ks:
             ana = ana_all[:, k]
-            # the column's own size; a column of zeros is measured against |f| over a unit of the input
-            scale = float(np.max(np.abs(ana), initial=0.0)) or typical / max(abs(float(flat[k])), 1.0)
+            scale = self.rule.scale(ana, np.abs(self.centre) / max(abs(float(flat[k])), 1.0))
 
             shifted = _column_shift(self.p, flat, k)
             est = derivative(shifted, float(steps[k]), self.rule.eps, self.rule.settled(ana, scale))
@@ -181,7 +188,7 @@ class _Judge:
                 status, reason = INCONCLUSIVE, (
                     f"a kink within the step: the derivative jumps by {abs(float(found.jump[row])):.3g} about "
                     f"{float(found.distance[row]):.2g} from {self.p.input_label(i)} "
-                    f"{_coords(k, self.p.inputs[i].shape)} = {x_k:.6g}; the analytical value lies between the "
+                    f"{_coords(k, real_shape(self.p.inputs[i]))} = {x_k:.6g}; the analytical value lies between the "
                     f"one-sided derivatives {lo:.6g} and {hi:.6g}")
             elif failed[row] and not unresolved[row]:
                 status, reason = FAIL, ("" if found.jump[row] == 0 else
@@ -204,7 +211,7 @@ class _Judge:
         """
         i = self.p.indices[pos]
         x = self.p.inputs[i]
-        flat = x.data.reshape(-1)
+        flat = real_view(x.data)
         n = flat.size
         blocks = np.array_split(np.arange(n), int(np.ceil(np.sqrt(n)))) if n else []
         weight = np.maximum(np.abs(flat.astype(np.float64)), 1.0)  # relative steps for large elements
@@ -218,9 +225,9 @@ class _Judge:
         products = self.stacked(pos) @ np.stack([u for _, u in directions], axis=1)  # autograd's J u, all probes
         flagged: set[int] = set()
         for (block, u), ana in zip(directions, products.T):
-            scale = float(np.max(np.abs(ana), initial=0.0)) or float(np.max(np.abs(self.centre), initial=0.0))
+            scale = self.rule.scale(ana, np.abs(self.centre))
             settled = self.rule.settled(ana, scale)
-            est = derivative(_direction_shift(self.p, x.data, u), h0, self.rule.eps, settled)
+            est = derivative(_direction_shift(self.p, flat, u), h0, self.rule.eps, settled)
             self.checked += ana.size
             if not settled(est.value, est.error) and (block.size < n or not flagged):
                 flagged.update(block.tolist())  # a dense probe adds nothing to localized flags
@@ -238,7 +245,7 @@ class _Judge:
                           if p2 != pos and self.numerical[p2].shape == self.numerical[pos].shape}
                 found.append(Block(self.p.output_label(j), self.p.input_label(i), ana[rows],
                                    self.numerical[pos][rows], self.failed[pos][rows],
-                                   x.data.reshape(-1), x.shape, others))
+                                   real_view(x.data), real_shape(x), others))
         return found
 
     def verdict(self, subject: str, reasons: list[str]) -> Verdict:
@@ -271,6 +278,6 @@ def judge(problem: Problem, subject: str, fast: bool) -> Verdict:
         return run.verdict(subject, [reason])
     rng = np.random.default_rng(0)
     for pos, x in enumerate(problem.indices):
-        n = problem.inputs[x].data.size
+        n = real_view(problem.inputs[x].data).size
         run.columns(pos, run.probes(pos, rng) if fast else range(n))
     return run.verdict(subject, [])

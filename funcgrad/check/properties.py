@@ -24,10 +24,10 @@ __all__ = ["assert_grads_close", "assert_grads_correct", "InconclusiveCheckWarni
 
 
 def _leaf(value: Any) -> Any:
-    """A float array (or Tensor) becomes a leaf requiring grad; anything else is passed through."""
+    """A float or complex array (or Tensor) becomes a leaf requiring grad; anything else is passed through."""
     if isinstance(value, Tensor):
         value = value.data
-    if isinstance(value, np.ndarray | np.floating | float) and np.asarray(value).dtype.kind == "f":
+    if isinstance(value, np.ndarray | np.inexact | float | complex) and np.asarray(value).dtype.kind in "fc":
         return Tensor(np.array(value, copy=True), requires_grad=True)
     return value
 

@@ -62,8 +62,8 @@ def _central(shifted: Shift, h: float, eps: float) -> tuple[np.ndarray, np.ndarr
     span = up - down
     if span <= 0:
         return None
-    # rounding noise, except where both sides are bit-identical (an output the shift does not reach)
-    noise = np.where(plus == minus, 0.0, _NOISE * eps * np.maximum(np.abs(plus), np.abs(minus)) / span)
+    # rounding noise, also where both sides are bit-identical: a change below the outputs' spacing is lost
+    noise = _NOISE * eps * np.maximum(np.abs(plus), np.abs(minus)) / span
     with np.errstate(invalid="ignore", over="ignore"):
         return (plus - minus) / span, noise
 

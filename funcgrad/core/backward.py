@@ -51,6 +51,9 @@ def _seed_gradients(outputs: tuple[Tensor, ...], grad_outputs: Any, create_graph
                 raise RuntimeError(f"grad can be implicitly created only for scalar outputs, but output {i} "
                                    f"has shape {out.shape}; pass the gradient (e.g. ones_like(output)) "
                                    "explicitly")
+            if out.dtype.kind == "c":
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
+                                   f"{out.dtype}; take .real, .abs() or pass the gradient explicitly")
             g = np.ones(out.shape, out.dtype)
         else:
             g = g.data if isinstance(g, Tensor) and not tensors else g

@@ -15,7 +15,7 @@ import numpy as np
 
 from funcgrad.core.dispatch import DISPATCH
 from funcgrad.core.grad_mode import STATE
-from funcgrad.core.graph import AccumulateGrad, Node
+from funcgrad.core.graph import AccumulateGrad, Node, checked_hook_result, checked_hook_results
 from funcgrad.core.tensor import Tensor
 
 __all__ = ["run_backward", "register_gradient_space"]
@@ -111,6 +111,7 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
         if accumulate:
             run.update(n for n in targets if type(n) is AccumulateGrad)
     captured: list[Any] = [None] * (len(inputs) if inputs is not None else 0)
+    allowed = None if run is None else run | targets  # the nodes a gradient is worth sending to
 
     slots = pending.slots
     prev = STATE.grad_enabled
@@ -138,7 +139,7 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
             if not retain_graph and node._saved:
                 node.release()
             for (nxt, nr), g, meta in zip(node.next_functions, grads_in, node._shapes):
-                if nxt is None or g is None or (run is not None and nxt not in run and nxt not in targets):
+                if nxt is None or g is None or (allowed is not None and nxt not in allowed):
                     continue
                 shape, dtype = meta
                 if (g.shape[batch:] if batch else g.shape) != shape:
@@ -212,7 +213,8 @@ def _run_pre_hooks(node: Node, grads: list[Any], as_tensors: bool) -> list[Any]:
             if grads[nr] is not None:
                 result = fn(_as_tensor(grads[nr]))
                 if result is not None:
-                    grads[nr] = result if as_tensors else _as_array(result)
+                    result = checked_hook_result(fn, grads[nr], result)
+                    grads[nr] = result if as_tensors else result.data
     for nr, ref in hooks.retains.items():  # type: ignore[union-attr]
         tensor = ref()
         if tensor is not None and grads[nr] is not None:
@@ -224,7 +226,8 @@ def _run_pre_hooks(node: Node, grads: list[Any], as_tensors: bool) -> list[Any]:
     for fn in list(hooks.pre.values()):  # type: ignore[union-attr]
         result = fn(tuple(_as_tensor_or_none(g) for g in grads))
         if result is not None:
-            grads = [r if as_tensors or r is None else _as_array(r) for r in result]
+            result = checked_hook_results(fn, grads, result)
+            grads = [r if as_tensors or r is None else r.data for r in result]
     return grads
 
 
@@ -233,7 +236,8 @@ def _run_post_hooks(node: Node, grads_in: Any, grads_out: list[Any], tensors: bo
         result = fn(tuple(_as_tensor_or_none(g) for g in grads_in),
                     tuple(_as_tensor_or_none(g) for g in grads_out))
         if result is not None:
-            grads_in = [r if r is None or tensors else _as_array(r) for r in result]
+            result = checked_hook_results(fn, grads_in, result)
+            grads_in = [r if r is None or tensors else r.data for r in result]
     return grads_in
 
 

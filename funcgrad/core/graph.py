@@ -266,14 +266,14 @@ class AccumulateGrad(Node):
         grad_outputs[0] = None  # the engine's list lets go of the buffer, so _owned can take it over
         if extra is not None and extra.hooks:
             grad = self.hooked(grad, as_tensors)
-        current = var.grad
+        current = var._grad
         if current is None:
             if as_tensors:
-                var.grad = grad if type(grad) is Tensor else Tensor(grad)
+                var._grad = grad if type(grad) is Tensor else Tensor(grad)
             else:
-                var.grad = Tensor(owned(_as_array(grad), var.data.dtype))
+                var._grad = Tensor(owned(_as_array(grad), var.data.dtype))
         elif as_tensors or current.requires_grad:
-            var.grad = current + grad
+            var._grad = current + grad
         else:
             np.add(current.data, _as_array(grad), out=current.data, casting="unsafe")
         for hook in list(extra.post_acc_hooks.values()) if extra is not None and extra.post_acc_hooks else ():
@@ -286,8 +286,34 @@ class AccumulateGrad(Node):
         for hook in list(extra.hooks.values()) if extra is not None and extra.hooks else ():
             result = hook(_as_tensor(grad))
             if result is not None:
-                grad = result if as_tensors else _as_array(result)
+                result = checked_hook_result(hook, grad, result)
+                grad = result if as_tensors else result.data
         return grad
+
+
+def checked_hook_result(hook: Callable[..., Any], value: Any, result: Any) -> Any:
+    """``result``, which ``hook`` returned to replace the gradient ``value``: a Tensor of value's shape and
+    dtype, else PyTorch's error naming the hook."""
+    if not isinstance(result, Tensor):
+        kind = type(result)
+        name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+        raise TypeError(f"expected Variable, but hook returned '{name}'; a gradient hook returns a Tensor or None")
+    hook_name = getattr(hook, "__name__", type(hook).__name__)
+    if result.shape != value.shape:
+        raise RuntimeError(f"hook '{hook_name}' has changed the size of value (was {list(value.shape)} got "
+                           f"{list(result.shape)})")
+    if result.dtype != value.dtype:
+        raise RuntimeError(f"hook '{hook_name}' has changed the type of value (was {value.dtype} got {result.dtype})")
+    return result
+
+
+def checked_hook_results(hook: Callable[..., Any], values: Any, results: Any) -> Any:
+    """``results`` of a node hook replacing the gradients ``values``: one per value, each checked."""
+    if len(results) != len(values):
+        hook_name = getattr(hook, "__name__", type(hook).__name__)
+        raise RuntimeError(f"hook '{hook_name}' has returned an incorrect number of values (got {len(results)}, "
+                           f"but expected {len(values)})")
+    return [r if r is None or v is None else checked_hook_result(hook, v, r) for v, r in zip(values, results)]
 
 
 def _as_tensor(value: Any) -> Tensor:

@@ -7,12 +7,15 @@ differentiable methods are the op table's functions, installed when ``funcgrad.o
 """
 from __future__ import annotations
 
+import copy
+import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from funcgrad.core.grad_mode import STATE
 from funcgrad.core.structured import Structured
 
 if TYPE_CHECKING:
@@ -25,6 +28,32 @@ def _check_differentiable_dtype(dtype: np.dtype) -> None:
     if dtype.kind not in "fc":
         raise RuntimeError(f"only Tensors of floating point and complex dtype can require gradients, "
                            f"got {dtype}; convert first, e.g. x.to(float) or tensor(data, dtype=float)")
+
+
+_CUT = "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+_CUT_HINT = (" (NumPy's functions and ufuncs applied to the Tensor itself keep the graph, np.asarray cannot; SciPy's "
+             "array-API functions such as scipy.optimize.rosen take Tensors once SCIPY_ARRAY_API=1 is set before "
+             "SciPy is imported.)")
+
+
+def _warn_scalar(t: Tensor) -> None:
+    if t._requires_grad and STATE.grad_enabled:  # the number has no history: say so, as torch does
+        warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                      "Consider using tensor.detach() first.", UserWarning, stacklevel=3)
+
+
+def _check_grad(tensor: Tensor, grad: Any) -> None:
+    """PyTorch's checks of an assignment ``tensor.grad = grad``."""
+    if not isinstance(grad, Tensor):
+        kind = type(grad)
+        name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+        raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {name}")
+    if grad.shape != tensor.shape:
+        raise RuntimeError(f"attempting to assign a gradient of size '{list(grad.shape)}' to a tensor of size "
+                           f"'{list(tensor.shape)}'. Please ensure that the gradient and the tensor are the same size")
+    if grad.dtype != tensor.dtype:
+        raise RuntimeError(f"attempting to assign a gradient with dtype '{grad.dtype}' to a tensor with dtype "
+                           f"'{tensor.dtype}'. Please ensure that the gradient and the tensor have the same dtype")
 
 
 class _Extra:
@@ -58,14 +87,14 @@ class Tensor:
         tensor([2., 4.])
     """
 
-    __slots__ = ("data", "_requires_grad", "grad", "grad_fn", "output_nr", "_version_counter", "_extra",
+    __slots__ = ("data", "_requires_grad", "_grad", "grad_fn", "output_nr", "_version_counter", "_extra",
                  "__weakref__")
     __array_priority__ = 1000  # ndarray op Tensor defers to Tensor's reflected operator
 
     def __init__(self, data: Any, requires_grad: bool = False) -> None:
         self.data = data if type(data) is np.ndarray or isinstance(data, Structured) else np.asarray(data)
         self._requires_grad = False
-        self.grad: Tensor | None = None
+        self._grad: Tensor | None = None
         self.grad_fn: Node | None = None
         self.output_nr = 0
         self._version_counter = [0]
@@ -81,7 +110,7 @@ class Tensor:
         t = object.__new__(cls)
         t.data = data if type(data) is np.ndarray or isinstance(data, Structured) else np.asarray(data)
         t._requires_grad = False
-        t.grad = t.grad_fn = t._extra = None
+        t._grad = t.grad_fn = t._extra = None
         t.output_nr = 0
         t._version_counter = [0]
         return t
@@ -92,7 +121,7 @@ class Tensor:
         t = object.__new__(cls)
         t.data = data
         t._requires_grad = True
-        t.grad = t._extra = None
+        t._grad = t._extra = None
         t.grad_fn = node
         t.output_nr = output_nr
         t._version_counter = counter
@@ -139,6 +168,18 @@ class Tensor:
             return self  # a non-leaf already requires grad; only False is an error, as torch
         self.requires_grad = requires_grad
         return self
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient ``backward`` accumulated here (None before). Assignable: None, or a Tensor of this
+        tensor's shape and dtype (as torch)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            _check_grad(self, value)
+        self._grad = value
 
     @property
     def is_leaf(self) -> bool:
@@ -223,6 +264,28 @@ class Tensor:
         self._requires_grad = False
         return self
 
+    # ----- copies --------------------------------------------------------------------------------
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        """A leaf with copies of the values, dtype, ``requires_grad`` and ``.grad``; a non-leaf raises, as torch
+        (copying its history would let a later backward reach copies of its leaves)."""
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment. For a copy of a computed tensor, use detach().clone() (no "
+                               "history) or clone() (differentiable).")
+        new = type(self)._wrap(copy.deepcopy(self.data, memo))
+        memo[id(self)] = new
+        new._requires_grad = self._requires_grad
+        new._grad = copy.deepcopy(self._grad, memo)
+        if hasattr(self, "__dict__"):  # attributes of a subclass
+            new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return new
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        """Pickled as torch does: the values and ``requires_grad`` (a non-leaf or a view comes back as a new
+        leaf with its own memory; ``.grad`` and hooks are not kept)."""
+        state = self.__dict__ if hasattr(self, "__dict__") else None
+        return (_rebuild, (type(self), np.asarray(self.data), self._requires_grad, state))
+
     # ----- NumPy side ----------------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
@@ -257,10 +320,11 @@ class Tensor:
         return len(self.data)
 
     def numpy(self) -> np.ndarray:
-        """The underlying array (shared memory). Raises if the tensor requires grad, as torch."""
-        if self._requires_grad:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
-                               "instead.")
+        """The underlying array (shared memory). Raises if the tensor requires grad while grad mode is on
+        (then the array would silently cut the graph), as torch; allowed under ``no_grad`` and inside a
+        custom ``Function.forward``."""
+        if self._requires_grad and STATE.grad_enabled:
+            raise RuntimeError(_CUT)
         return self.data
 
     def item(self) -> Any:
@@ -274,15 +338,19 @@ class Tensor:
         return self.data.tolist()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        if self._requires_grad and STATE.grad_enabled:
+            raise RuntimeError(_CUT + _CUT_HINT)
         data = self.data if type(self.data) is np.ndarray else np.asarray(self.data)  # (a structured batch)
         if dtype is not None and dtype != data.dtype:
             return data.astype(dtype)
         return data.copy() if copy else data
 
     def __float__(self) -> float:
+        _warn_scalar(self)
         return float(self.item())
 
     def __int__(self) -> int:
+        _warn_scalar(self)
         return int(self.item())
 
     def __bool__(self) -> bool:
@@ -315,6 +383,15 @@ class Tensor:
         elif self._requires_grad:
             extras.append("requires_grad=True")
         return f"tensor({', '.join([body] + extras)})"
+
+
+def _rebuild(cls: type[Tensor], data: np.ndarray, requires_grad: bool, state: dict[str, Any] | None) -> Tensor:
+    """The tensor ``Tensor.__reduce_ex__`` pickled."""
+    tensor = cls._wrap(data)
+    tensor._requires_grad = requires_grad
+    if state:
+        tensor.__dict__.update(state)
+    return tensor
 
 
 # The graph and ``backward`` refer to Tensor, so they are imported once it is defined.

@@ -1,9 +1,7 @@
-"""JAX-style transforms (torch.func's names): each is a few lines over one reverse and one forward pass.
-
-``_reverse`` runs the function with its differentiated leaves tracked for reverse mode and
-``_pull`` sends cotangents (one, or a batch of them in one pass) back; ``_push`` runs it once under
-forward mode with a tangent (or a batch of tangents) per leaf. Argument handling (argnums, has_aux,
-pytrees, NumPy in and out) is ``funcgrad.func._argnums.Call``'s job, not this module's.
+"""JAX-style transforms (torch.func's names): each is a few lines over one reverse and one forward pass
+(``funcgrad.functional._passes``); Jacobians in chunks or on an executor are ``funcgrad.functional._blocks``'s.
+Argument handling (argnums, has_aux, pytrees, NumPy in and out) is ``funcgrad.functional._argnums.Call``'s
+job, not this module's.
 Transforms compose (``hessian`` is ``jacfwd(jacrev(f))``): called on Tensors that require grad or
 carry tangents, a transform keeps the graph so an outer transform can differentiate its result.
 """
@@ -11,60 +9,18 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from typing import Any
 
 import numpy as np
 
-from funcgrad.autograd import forward_ad
-from funcgrad.core.grad_mode import enable_grad
 from funcgrad.core.tensor import Tensor
-from funcgrad.func._argnums import Argnums, Call
-from funcgrad.functional._core import basis, grad_or_none, jacobian_blocks, tangent, zeros_for
-from funcgrad.ops import alias
+from funcgrad.functional._argnums import Argnums, Call
+from funcgrad.functional._blocks import Products, blocked_jacobian, check_scale_options, require_real
+from funcgrad.functional._core import basis, jacobian_blocks
+from funcgrad.functional._passes import pull, push_pass, reverse_pass
 
 __all__ = ["grad", "value_and_grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize"]
-
-
-# ----- the two passes ---------------------------------------------------------------------------
-
-def _tracked(x: Tensor) -> Tensor:
-    """A new Tensor object for ``x`` that requires grad, keeping ``x``'s history and tangent."""
-    y = alias(x)
-    return y if y.requires_grad else y.requires_grad_()
-
-
-def _reverse(call: Call) -> tuple[list[Tensor], list[Tensor], bool]:
-    """Run ``call`` for reverse mode: ``(inputs, outputs, keep_graph)``.
-
-    The graph is kept (``create_graph``) when an outer transform traces the inputs: they require
-    grad or carry a tangent.
-    """
-    keep = any(x.requires_grad or tangent(x) is not None for x in call.inputs)
-    with enable_grad():
-        xs = [_tracked(x) for x in call.inputs]
-        return xs, call(xs), keep
-
-
-def _pull(outs: Sequence[Tensor], xs: Sequence[Tensor], cts: Sequence[Any], keep: bool,
-          batch: tuple[int, ...] = ()) -> list[Tensor]:
-    """The input cotangents for output cotangents ``cts`` (each with leading ``batch`` dims if any)."""
-    with enable_grad():
-        grads = grad_or_none(outs, xs, cts, create_graph=keep, batched=bool(batch))
-    return [g if g is not None else zeros_for(x, batch) for g, x in zip(grads, xs)]
-
-
-def _push(call: Call, tangents: Sequence[Any]) -> tuple[list[Tensor], list[Tensor], bool]:
-    """Run ``call`` under forward mode: ``(outputs, output tangents, keep_graph)``.
-
-    ``tangents`` has one entry per input, of its shape or with one leading batch dimension.
-    """
-    keep = any(x.requires_grad for x in call.inputs)
-    batch = tuple(np.shape(tangents[0])[:1]) if np.ndim(tangents[0]) > call.inputs[0].ndim else ()
-    with forward_ad.dual_level():
-        outs = call([forward_ad.make_dual(x, t) for x, t in zip(call.inputs, tangents)])
-        pairs = [forward_ad.unpack_dual(out) for out in outs]
-    return ([p.primal for p in pairs],
-            [p.tangent if p.tangent is not None else zeros_for(out, batch) for p, out in zip(pairs, outs)], keep)
 
 
 def _dtype(tensors: Sequence[Tensor]) -> np.dtype:
@@ -79,6 +35,8 @@ def _check_scalar(call: Call, outs: Sequence[Tensor]) -> None:
     if outs[0].shape != ():
         raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {outs[0].shape}. "
                         "Use jacrev or vjp for non-scalar outputs (or sum the output)")
+    if outs[0].dtype.kind == "c":
+        raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {outs[0].dtype}")
     if outs[0].dtype.kind != "f":
         raise TypeError(f"grad requires real-valued outputs (a floating dtype), but got {outs[0].dtype}")
 
@@ -106,9 +64,9 @@ def value_and_grad(f: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = 
     @functools.wraps(f)
     def value_and_grad_f(*args: Any) -> Any:
         call = Call(f, args, argnums, has_aux, "grad")
-        xs, outs, keep = _reverse(call)
+        xs, outs, keep = reverse_pass(call)
         _check_scalar(call, outs)
-        grads = _pull(outs, xs, [None], keep)
+        grads = pull(outs, xs, [None], keep)
         return call.with_aux(call.outputs_tree(outs, keep), keep), call.inputs_tree(grads, keep)
 
     return value_and_grad_f
@@ -177,11 +135,11 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
         (array([ 2., 20.]),)
     """
     call = Call(f, primals, tuple(range(len(primals))), has_aux, "vjp")
-    xs, outs, keep = _reverse(call)
+    xs, outs, keep = reverse_pass(call)
 
     def pullback(ct: Any) -> Any:
         assert call.out_spec is not None
-        return call.inputs_tree(_pull(outs, xs, call.match(ct, call.out_spec, outs, "cotangent"), keep), keep)
+        return call.inputs_tree(pull(outs, xs, call.match(ct, call.out_spec, outs, "cotangent"), keep), keep)
 
     out = call.outputs_tree(outs, keep)
     return (out, pullback, call.aux_tree(keep)) if has_aux else (out, pullback)
@@ -209,12 +167,27 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
         raise TypeError("jvp: primals and tangents must be tuples (or lists), one entry per argument of f, "
                         f"got {type(primals).__name__} and {type(tangents).__name__}")
     call = Call(f, primals, tuple(range(len(primals))), has_aux, "jvp")
-    outs, out_tangents, keep = _push(call, call.match(tuple(tangents), call.in_spec, call.inputs, "tangent"))
+    outs, out_tangents, keep = push_pass(call, call.match(tuple(tangents), call.in_spec, call.inputs, "tangent"))
     result = (call.outputs_tree(outs, keep), call.outputs_tree(out_tangents, keep))
     return (*result, call.aux_tree(keep)) if has_aux else result
 
 
-def jacrev(f: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False) -> Callable[..., Any]:
+_SCALE_ARGS = """
+        chunk_size: seeds per batched pass (as ``torch.func.jacrev``'s): bounds memory; None for one pass.
+        max_memory: bytes one pass may use: the chunk size comes from a probe of the first chunk.
+        executor: a ``concurrent.futures.Executor`` (Dask: ``client.get_executor()``) that runs the chunks
+            in parallel; each re-runs ``f``, which must then pickle for process-based executors.
+        progress: show a progress bar over the seeds (tqdm if installed, else a line on stderr).
+"""
+
+
+def _with_scale_args(doc: str) -> str:
+    return doc.replace("\n\n    Returns:", _SCALE_ARGS.rstrip() + "\n\n    Returns:", 1)
+
+
+def jacrev(f: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False, *, chunk_size: int | None = None,
+           max_memory: float | None = None, executor: Executor | None = None,
+           progress: bool = False) -> Callable[..., Any]:
     """The Jacobian by reverse mode: one batched backward pass seeded with the identity.
 
     Args:
@@ -232,20 +205,29 @@ def jacrev(f: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False) -
         array([[3., 0., 0.],
                [0., 3., 0.]])
     """
+    blocked = check_scale_options(chunk_size, max_memory, executor, "jacrev")
+
     @functools.wraps(f)
     def jacrev_f(*args: Any) -> Any:
+        if blocked:
+            return blocked_jacobian(Products(f, args, argnums, "reverse", "jacrev", has_aux=has_aux),
+                                    chunk_size, max_memory, executor, progress)
         call = Call(f, args, argnums, has_aux, "jacrev")
-        xs, outs, keep = _reverse(call)
+        require_real("jacrev", call.inputs, "inputs")
+        xs, outs, keep = reverse_pass(call)
+        require_real("jacrev", outs, "outputs")
         out_shapes = [out.shape for out in outs]
         seeds = basis(out_shapes, _dtype(outs), structured=True)
-        grads = _pull(outs, xs, seeds, keep, batch=seeds[0].shape[:1])
+        grads = pull(outs, xs, seeds, keep, batch=seeds[0].shape[:1])
         blocks = jacobian_blocks(grads, out_shapes, [x.shape for x in xs], "reverse")
         return call.with_aux(call.jacobian_tree(blocks, keep), keep)
 
     return jacrev_f
 
 
-def jacfwd(f: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False) -> Callable[..., Any]:
+def jacfwd(f: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False, *, chunk_size: int | None = None,
+           max_memory: float | None = None, executor: Executor | None = None,
+           progress: bool = False) -> Callable[..., Any]:
     """The Jacobian by forward mode: one forward pass pushing a batch of identity tangents.
 
     Args:
@@ -262,19 +244,32 @@ def jacfwd(f: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False) -
         {'sq': array([[2., 0.],
                [0., 4.]])}
     """
+    blocked = check_scale_options(chunk_size, max_memory, executor, "jacfwd")
+
     @functools.wraps(f)
     def jacfwd_f(*args: Any) -> Any:
+        if blocked:
+            return blocked_jacobian(Products(f, args, argnums, "forward", "jacfwd", has_aux=has_aux),
+                                    chunk_size, max_memory, executor, progress)
         call = Call(f, args, argnums, has_aux, "jacfwd")
+        require_real("jacfwd", call.inputs, "inputs")
         in_shapes = [x.shape for x in call.inputs]
-        outs, out_tangents, keep = _push(call, basis(in_shapes, _dtype(call.inputs), structured=True))
+        outs, out_tangents, keep = push_pass(call, basis(in_shapes, _dtype(call.inputs), structured=True))
+        require_real("jacfwd", outs, "outputs")
         blocks = jacobian_blocks(out_tangents, [out.shape for out in outs], in_shapes, "forward")
         return call.with_aux(call.jacobian_tree(blocks, keep), keep)
 
     return jacfwd_f
 
 
-def hessian(f: Callable[..., Any], argnums: Argnums = 0) -> Callable[..., Any]:
+def hessian(f: Callable[..., Any], argnums: Argnums = 0, *, chunk_size: int | None = None,
+            max_memory: float | None = None, executor: Executor | None = None,
+            progress: bool = False) -> Callable[..., Any]:
     """The Hessian, forward-over-reverse: ``jacfwd(jacrev(f, argnums), argnums)``.
+
+    Args:
+        f: the function (pytree in, pytree out).
+        argnums: the positional argument(s) to differentiate.
 
     Returns:
         A function returning the Hessian, of shape ``out.shape + in.shape + in.shape`` per leaf pair.
@@ -285,7 +280,19 @@ def hessian(f: Callable[..., Any], argnums: Argnums = 0) -> Callable[..., Any]:
         array([[ 6.,  0.],
                [ 0., 12.]])
     """
-    return jacfwd(jacrev(f, argnums), argnums)
+    if not check_scale_options(chunk_size, max_memory, executor, "hessian"):
+        return jacfwd(jacrev(f, argnums), argnums)
+
+    @functools.wraps(f)
+    def hessian_f(*args: Any) -> Any:
+        return blocked_jacobian(Products(f, args, argnums, "forward", "hessian", inner=jacrev),
+                                chunk_size, max_memory, executor, progress)
+
+    return hessian_f
+
+
+for _transform in (jacrev, jacfwd, hessian):
+    _transform.__doc__ = _with_scale_args(_transform.__doc__ or "")
 
 
 def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:

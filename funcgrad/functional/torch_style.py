@@ -8,6 +8,7 @@ difference: forward-mode Jacobians also support ``create_graph=True`` (PyTorch r
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from typing import Any, Literal, NoReturn
 
 import numpy as np
@@ -15,13 +16,14 @@ import numpy as np
 from funcgrad.autograd import forward_ad
 from funcgrad.core.grad_mode import enable_grad, no_grad
 from funcgrad.core.tensor import Tensor
+from funcgrad.functional._blocks import Products, check_scale_options, gradient, jacobian_matrix, matrix_blocks
 from funcgrad.functional._core import basis, grad_or_none, jacobian_blocks, tangent, zeros_for
 from funcgrad.ops import stack
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
 Tensors = Tensor | tuple[Tensor, ...]
-Strategy = Literal["reverse-mode", "forward-mode"]
+Strategy = Literal["reverse-mode", "forward-mode", "auto"]
 
 # kind -> (what was found, when it is not allowed); {0}, {1} are the indices given to _strict_check
 _STRICT = {
@@ -215,7 +217,8 @@ def _stacked(rows: list[Tensor], x: Tensor) -> Tensor:
 
 
 def jacobian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = False, strict: bool = False,
-             vectorize: bool = False, strategy: Strategy = "reverse-mode") -> Any:
+             vectorize: bool = False, strategy: Strategy = "reverse-mode", *, chunk_size: int | None = None,
+             max_memory: float | None = None, executor: Executor | None = None, progress: bool = False) -> Any:
     """The Jacobian of ``func`` at ``inputs``, as ``torch.autograd.functional.jacobian``.
 
     Args:
@@ -224,7 +227,13 @@ def jacobian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = Fal
         create_graph: make the result differentiable (w.r.t. inputs that require grad).
         strict: raise when an output does not depend on an input (not with ``vectorize=True``).
         vectorize: one batched pass seeded with the identity instead of one pass per output element.
-        strategy: ``"reverse-mode"`` (rows) or ``"forward-mode"`` (columns; needs ``vectorize=True``).
+        strategy: ``"reverse-mode"`` (rows), ``"forward-mode"`` (columns; needs ``vectorize=True``) or
+            ``"auto"``: forward mode when there are fewer input than output elements and ``vectorize=True``.
+        chunk_size: seeds per batched pass (needs ``vectorize=True``): bounds memory.
+        max_memory: bytes one pass may use: the chunk size comes from a probe of the first chunk.
+        executor: a ``concurrent.futures.Executor`` running the chunks in parallel (each re-runs ``func``,
+            which must pickle for process-based executors; Dask: ``client.get_executor()``).
+        progress: show a progress bar over the seeds.
 
     Returns:
         A Tensor of shape ``output.shape + input.shape``; a tuple of them over inputs (tuple inputs) or
@@ -236,10 +245,15 @@ def jacobian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = Fal
         tensor([[2., 0.],
                 [0., 4.]])
     """
-    if strategy not in ("forward-mode", "reverse-mode"):
-        raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+    if strategy not in ("forward-mode", "reverse-mode", "auto"):
+        raise ValueError('Expected strategy to be either "forward-mode", "reverse-mode" or "auto". Hint: If your '
                          'function has more outputs than inputs, "forward-mode" tends to be more performant. '
                          'Otherwise, prefer to use "reverse-mode".')
+    if strategy == "auto":
+        strategy = _pick_strategy(func, inputs, vectorize)
+    if check_scale_options(chunk_size, max_memory, executor, "jacobian"):
+        return _blocked(func, inputs, create_graph, vectorize, strategy, None, chunk_size, max_memory, executor,
+                        progress)
     if strict and (vectorize or strategy == "forward-mode"):
         option, other = (("`vectorized=True`", "`vectorize=False`") if vectorize
                          else ('`strategy="forward-mode"`', '`strategy="reverse-mode"`'))
@@ -266,7 +280,9 @@ def jacobian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = Fal
 
 
 def hessian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = False, strict: bool = False,
-            vectorize: bool = False, outer_jacobian_strategy: Strategy = "reverse-mode") -> Any:
+            vectorize: bool = False, outer_jacobian_strategy: Strategy = "reverse-mode", *,
+            chunk_size: int | None = None, max_memory: float | None = None, executor: Executor | None = None,
+            progress: bool = False) -> Any:
     """The Hessian of a scalar function, as ``torch.autograd.functional.hessian``: the Jacobian of its gradient.
 
     Args:
@@ -277,6 +293,8 @@ def hessian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = Fals
         vectorize: compute the outer Jacobian in one batched pass.
         outer_jacobian_strategy: ``"reverse-mode"`` (reverse-over-reverse) or ``"forward-mode"``
             (forward-over-reverse; needs ``vectorize=True``).
+        chunk_size, max_memory, executor, progress: as for ``jacobian``; the chunks are batches of
+            Hessian-vector products (forward over reverse).
 
     Returns:
         A Tensor of shape ``input.shape + input.shape``, or for tuple inputs a tuple of tuples:
@@ -289,16 +307,51 @@ def hessian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = Fals
                 [ 0., 12.]])
     """
     is_inputs_tuple, _ = _as_tuple(inputs, "inputs", "hessian")
+    if check_scale_options(chunk_size, max_memory, executor, "hessian"):
+        return _blocked(func, inputs, create_graph, vectorize, "forward-mode", gradient, chunk_size, max_memory,
+                        executor, progress)
 
-    def gradient(*xs: Tensor) -> Any:
+    def gradient_of_func(*xs: Tensor) -> Any:
         if outer_jacobian_strategy == "forward-mode":  # keep the duals: _prepare would detach them
             xs = tuple(x if x.requires_grad else x.requires_grad_() for x in xs)
         _, grads = _gradient(func, xs, "hessian", strict, unused="jacobian",
                              record=create_graph or outer_jacobian_strategy == "reverse-mode")
         return grads if is_inputs_tuple else grads[0]
 
-    return jacobian(gradient, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
+    return jacobian(gradient_of_func, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
                     strategy=outer_jacobian_strategy)
+
+
+def _pick_strategy(func: Callable[..., Any], inputs: Tensors, vectorize: bool) -> Strategy:
+    """``strategy="auto"``: forward mode for fewer input than output elements (it needs ``vectorize``)."""
+    if not vectorize:
+        return "reverse-mode"
+    _, xs = _as_tuple(inputs, "inputs", "jacobian")
+    with no_grad():
+        _, outputs = _as_tuple(func(*xs), "outputs of the user-provided function", "jacobian")
+    n_in, n_out = sum(x.numel() for x in xs), sum(out.numel() for out in outputs)
+    return "forward-mode" if n_in < n_out else "reverse-mode"
+
+
+def _blocked(func: Callable[..., Any], inputs: Tensors, create_graph: bool, vectorize: bool, strategy: Strategy,
+             inner: Callable[..., Any] | None, chunk_size: int | None, max_memory: float | None,
+             executor: Executor | None, progress: bool) -> Any:
+    """``jacobian``/``hessian`` in chunks of seeds: torch's nesting, Tensors without a graph."""
+    if not vectorize:
+        raise ValueError("chunk_size, max_memory and executor split the batched pass of vectorize=True; "
+                         "pass vectorize=True")
+    if create_graph:
+        raise ValueError("chunk_size, max_memory and executor compute the Jacobian without a graph; they cannot "
+                         "be used with create_graph=True")
+    is_inputs_tuple, xs = _as_tuple(inputs, "inputs", "hessian" if inner else "jacobian")
+    mode: Literal["reverse", "forward"] = "forward" if strategy == "forward-mode" else "reverse"
+    products = Products(func, tuple(x.detach().data for x in xs), tuple(range(len(xs))), mode,
+                        "hessian" if inner else "jacobian", inner=inner)
+    matrix, out_shapes, in_shapes = jacobian_matrix(products, chunk_size, max_memory, executor, progress)
+    assert products.call is not None
+    is_outputs_tuple = is_inputs_tuple if inner else products.call.out_spec.kind is not None  # type: ignore[union-attr]
+    blocks = matrix_blocks(matrix, out_shapes, in_shapes)
+    return _unpack([_unpack([Tensor(b) for b in row], is_inputs_tuple) for row in blocks], is_outputs_tuple)
 
 
 def _single_scalar(func: Callable[..., Any], xs: tuple[Tensor, ...], fn_name: str, strict: bool) -> Tensor:

@@ -123,8 +123,103 @@ def make_sequence_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
     return op
 
 
+_METADATA: dict[Any, Any] = {}  # interned (shape, dtype) pairs, and tuples of them, shared by nodes
+
+
+def _interned(key: Any) -> Any:
+    """``key`` itself the first time, then the equal tuple stored then: nodes keep one shared copy of
+    their inputs' metadata instead of allocating their own (fewer objects for the collector to visit)."""
+    found = _METADATA.get(key)
+    if found is None:
+        if len(_METADATA) > 65536:  # a program cycling through ever new shapes: start over
+            _METADATA.clear()
+        found = _METADATA[key] = key
+    return found
+
+
 def _recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
     """The slow half of an op call: build the node, save what the rules need, wrap the output."""
+    return _sequence_or_multi_recorder(spec) if spec.sequence or spec.multi_output else _simple_recorder(spec)
+
+
+def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
+    """``_recorder`` of an op with one output and its tensors as separate arguments (nearly every op)."""
+    node_class = spec.node_class
+    positions = spec.tensor_positions
+    # per saved value: its position (see OpSpec.saved_positions), the inputs whose rules read it, and
+    # whether it may be a Tensor (a tensor input's value) whose version a backward must check
+    plan = tuple((p, users, p in positions) for p, users in zip(spec.saved_positions, spec.saved_users))
+    new = object.__new__
+    ndarray = np.ndarray
+
+    def record(args: tuple[Any, ...], out: Any) -> Any:
+        if out.dtype.kind not in "fc":
+            return Tensor._wrap(out)  # integer or bool results carry no gradient
+        if not spec.complex:
+            refuse_complex(spec, args, out)
+        node = new(node_class)
+        node.sequence_nr = next_sequence_nr()
+        node._hooks = None
+        edges = []
+        metas = []
+        for i in positions:
+            a = args[i]
+            if isinstance(a, Tensor) and a._requires_grad:
+                fn = a.grad_fn
+                edges.append((fn, a.output_nr) if fn is not None else (a._accumulator(), 0))
+                d = a.data
+                metas.append(_interned((d.shape, d.dtype)))
+            else:
+                edges.append(NO_EDGE)
+                metas.append(None)
+        node.next_functions = edges = tuple(edges)
+        node._shapes = _interned(tuple(metas))
+        result = new(Tensor)
+        result.data = out if type(out) is ndarray or isinstance(out, Structured) else np.asarray(out)
+        result._requires_grad = True
+        result._grad = result._extra = None
+        result.grad_fn = node
+        result.output_nr = 0
+        result._version_counter = counter = [0]
+        if not plan:
+            node._saved = node._versions = ()
+            return result
+        saved = []
+        versions = []
+        for p, users, tensor in plan:
+            for u in users:
+                if edges[u] is not NO_EDGE:
+                    break
+            else:
+                if users:  # only rules of inputs that need no gradient would read it
+                    saved.append(None)
+                    versions.append(None)
+                    continue
+            if p >= 0:
+                value = args[p]
+                saved.append(value)
+                if not tensor:  # dim, keepdim, ...
+                    versions.append(None)
+                elif type(value) is Tensor:
+                    versions.append(value._version_counter[0])
+                else:
+                    kind = type(value)
+                    versions.append(None if kind is float or kind is int else saved_version(value))
+            elif p == -1:  # the op's own output: its array, checked through its version counter (saved at 0)
+                saved.append(result.data)
+                versions.append(counter)
+            else:  # only the shape of an input
+                saved.append(np.shape(args[-p - 2]))
+                versions.append(None)
+        node._saved = tuple(saved)
+        node._versions = tuple(versions)
+        return result
+
+    return record
+
+
+def _sequence_or_multi_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
+    """``_recorder`` of an op taking a sequence of tensors (cat, stack, einsum) or giving several outputs."""
     node_class = spec.node_class
     positions = spec.tensor_positions
     saved_positions = spec.saved_positions
@@ -141,6 +236,8 @@ def _recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
                 return tuple([Tensor._wrap(o) for o in out])
         elif out.dtype.kind not in "fc":
             return Tensor._wrap(out)  # integer or bool results carry no gradient
+        if not spec.complex:
+            refuse_complex(spec, args, out)
         node = new(node_class)
         node.sequence_nr = next_sequence_nr()
         node._hooks = None
@@ -171,7 +268,7 @@ def _recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
             result = new(Tensor)
             result.data = out if type(out) is ndarray or isinstance(out, Structured) else np.asarray(out)
             result._requires_grad = True
-            result.grad = result._extra = None
+            result._grad = result._extra = None
             result.grad_fn = node
             result.output_nr = 0
             result._version_counter = [0]
@@ -211,6 +308,17 @@ def _recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
         return results if multi else result
 
     return record
+
+
+def refuse_complex(spec: OpSpec, args: tuple[Any, ...], out: Any, tangents: Any = ()) -> None:
+    """Raise if an op whose rules are not known to hold for complex values would differentiate one
+    (``args`` bound in full, ``out`` the result, ``tangents`` forward mode's input tangents)."""
+    values = (list(out) if spec.multi_output else [out]) + list(tangents)
+    for i in spec.tensor_positions:
+        values.extend(args[i] if spec.sequence and i == spec.params.index(spec.sequence) else [args[i]])
+    if any(isinstance(v, complex) or getattr(getattr(v, "dtype", None), "kind", "") == "c" for v in values):
+        raise RuntimeError(f"{spec.name}: the derivative for complex values is not implemented; differentiate "
+                           "a real-valued formulation (e.g. of .real and .imag) instead")
 
 
 def _output(out: Any, node: Node, output_nr: int) -> Any:

@@ -15,19 +15,43 @@ from funcgrad.core.structured import Structured
 from funcgrad.core.tensor import Tensor
 
 
+def is_complex(value: Any) -> bool:
+    """True for complex arrays, Tensors and numbers."""
+    return isinstance(value, complex) or getattr(getattr(value, "dtype", None), "kind", "") == "c"
+
+
 def pow_base_grad(g: Any, x: Any, y: Any) -> Any:
-    """d(x**y)/dx = y * x**(y-1); 0 where y == 0 (so 0**0 has gradient 0, as torch)."""
+    """d(x**y)/dx = y * x**(y-1), conjugated; 0 where y == 0 (so 0**0 has gradient 0, as torch)."""
     if isinstance(y, int | float) and not isinstance(y, bool):
         if y == 2:
-            return g * (2 * x)  # saves the pass that x ** 1 would cost
-        return g * (y * x ** (y - 1)) if y != 0 else g * 0 * x
-    return F.where(F.eq(y, 0), 0.0, g * y * x ** (y - 1))
+            return g * F.conj(2 * x)  # saves the pass that x ** 1 would cost
+        return g * F.conj(y * x ** (y - 1)) if y != 0 else g * 0 * x
+    return F.where(F.eq(y, 0), 0.0, g * F.conj(y * x ** (y - 1)))
 
 
 def pow_exponent_grad(g: Any, x: Any, y: Any, out: Any) -> Any:
-    """d(x**y)/dy = x**y * log(x); taken as 0 where x == 0 and y >= 0 (as torch)."""
-    mask = F.logical_and(F.eq(x, 0), F.ge(y, 0))
-    return F.where(mask, 0.0, g * out * F.log(F.where(mask, 1.0, x)))
+    """d(x**y)/dy = x**y * log(x), conjugated; taken as 0 where x == 0 and real(y) >= 0 (as torch)."""
+    mask = F.logical_and(F.eq(x, 0), F.ge(F.real(y) if is_complex(y) else y, 0))
+    return F.where(mask, 0.0, g * F.conj(out * F.log(F.where(mask, 1.0, x))))
+
+
+def sgn_grad(g: Any, x: Any, out: Any) -> Any:
+    """d sgn(z) for sgn(z) = z / |z|: (g - sgn Re(g conj(sgn))) / |z| for complex z (0 at 0, as torch);
+    0 for real x. The map is self-adjoint, so this is its JVP (with the tangent as g) too."""
+    if not is_complex(x):
+        return zeros(g)
+    size = F.abs(x)
+    zero = F.eq(size, 0)
+    return F.where(zero, 0.0, (g - out * F.real(g * F.conj(out))) / F.where(zero, 1.0, size))
+
+
+def angle_grad(g: Any, x: Any) -> Any:
+    """d angle(z) = g i z / |z|^2 for complex z (0 at 0, as torch); 0 for real x (steps at 0)."""
+    if not is_complex(x):
+        return zeros(g)
+    size2 = F.real(x * F.conj(x))
+    zero = F.eq(size2, 0)
+    return F.where(zero, 0.0, g * 1j * x / F.where(zero, 1.0, size2))
 
 
 def select_grad(g: Any, chosen: Any) -> Any:
@@ -38,6 +62,11 @@ def select_grad(g: Any, chosen: Any) -> Any:
 def tie_split(g: Any, x: Any, y: Any, pick_x: Any) -> Any:
     """Gradient of maximum/minimum w.r.t. x: g where x wins, g/2 on ties (as torch)."""
     return F.where(F.eq(x, y), g / 2, F.where(pick_x, g, 0.0))
+
+
+def takes_first(x: Any, y: Any, wins: Any) -> Any:
+    """Where fmax/fmin (NaN-ignoring) take x: x wins or ties (``wins`` is ge or le), or y is NaN."""
+    return F.logical_or(wins(x, y), F.isnan(y))
 
 
 def clamp_grad(g: Any, x: Any, min: Any, max: Any) -> Any:  # noqa: A002
@@ -299,6 +328,13 @@ def reduce_jvp(x_t: Any, partials: Any, dim: Any, keepdim: bool) -> Any:
     ndim = np.ndim(partials)
     dims = from_end(normalize_dims(dim, ndim), ndim) if ndim else ()
     return F.sum(x_t * partials, dims, keepdim)
+
+
+def real_reduce_jvp(x_t: Any, grads: Any, dim: Any, keepdim: bool) -> Any:
+    """JVP of a real-valued reduction from its gradients (its VJP with g = 1, x's shape): Re sum_i conj(grad_i) dx_i
+    (for complex x, grad = d/dRe + i d/dIm), which is sum_i grad_i dx_i for real x."""
+    out = reduce_jvp(x_t, F.conj(grads), dim, keepdim)
+    return F.real(out) if is_complex(out) else out
 
 
 def batched(tangents: list[Any], primals: list[Any]) -> list[Any]:

@@ -12,6 +12,7 @@ import numpy as np
 from funcgrad import ops
 from funcgrad.core.engine import register_gradient_space
 from funcgrad.core.tensor import Tensor
+from funcgrad.ops import numpy_protocols
 from funcgrad.ops.inplace import inplace
 from funcgrad.ops.registry import COMPOSITES, METHODS
 
@@ -56,7 +57,12 @@ def _sum_to(grad: Any, shape: tuple[int, ...], batch: int) -> Any:
 
 
 def _cast(grad: Any, dtype: np.dtype) -> Any:
-    """A gradient cast to its input's dtype (recorded when it is a Tensor, under create_graph)."""
+    """A gradient cast to its input's dtype (recorded when it is a Tensor, under create_graph); a complex
+    gradient of a real input is its real part, as torch."""
+    if grad.dtype.kind == "c" and dtype.kind != "c":
+        grad = ops.real(grad)
+        if grad.dtype == dtype:
+            return grad
     return ops.to_copy(grad, dtype)
 
 
@@ -101,6 +107,8 @@ def install() -> None:
         setattr(Tensor, f"__i{name}__", _in_place(fn))
     for name, fn in {"eq": ops.eq, "ne": ops.ne, "lt": ops.lt, "le": ops.le, "gt": ops.gt, "ge": ops.ge}.items():
         setattr(Tensor, f"__{name}__", fn)
+    Tensor.real = property(ops.real, doc="The real part (a copy; differentiable).")  # type: ignore[attr-defined]
+    Tensor.imag = property(ops.imag, doc="The imaginary part of a complex tensor (a copy).")  # type: ignore[attr-defined]
     Tensor.__neg__ = ops.neg  # type: ignore[attr-defined]
     Tensor.__abs__ = ops.abs  # type: ignore[attr-defined]
     Tensor.__invert__ = ops.logical_not  # type: ignore[attr-defined]
@@ -113,3 +121,4 @@ def install() -> None:
     Tensor.fill_ = _in_place(ops.fill)  # type: ignore[attr-defined]
     Tensor.copy_ = _in_place(ops.copy)  # type: ignore[attr-defined]
     Tensor.zero_ = lambda self: inplace(self, ops.fill, 0)  # type: ignore[attr-defined]
+    numpy_protocols.install()

@@ -29,7 +29,8 @@ from funcgrad.core.structured import Structured
 from funcgrad.core.tangents import LEVELS, DualLevel, carry_tangent
 from funcgrad.core.tangents import tangent_of as _tangent
 from funcgrad.core.tensor import Tensor
-from funcgrad.ops.formulas import align
+from funcgrad.ops.calls import refuse_complex
+from funcgrad.ops.formulas import align, is_complex
 from funcgrad.ops.registry import ELEMENTWISE, LINEAR, NONDIFF, OpSpec
 
 __all__ = ["ForwardLayer", "saved_dual", "dense", "zeros_like", "inplace_tangent"]
@@ -48,6 +49,8 @@ class ForwardLayer(DualLevel):
         tangents = _input_tangents(spec, full)
         if all(t is None for t in tangents):
             return out
+        if not spec.complex:
+            refuse_complex(spec, full, out, tangents)
         with dispatch.suspended(self):  # the rule's own ops compute values only
             tangent = _jvp(spec, full, out, tangents)
         if spec.multi_output:
@@ -146,16 +149,26 @@ def _jvp(spec: OpSpec, full: tuple[Any, ...], out: Any, tangents: list[Any]) -> 
 
 
 def _elementwise_jvp(spec: OpSpec, full: tuple[Any, ...], out: Any, tangents: list[Any]) -> Any:
-    """Sum of the VJP rules with each tangent as g, batched tangents aligned to the output's dims first."""
+    """Sum of the VJP rules with each tangent as g, batched tangents aligned to the output's dims first.
+
+    With complex values a rule gives ``g conj(f'(z))``, so the term is ``conj(vjp(conj(t)))`` = ``f'(z) t`` (for
+    holomorphic f, and for real-valued f of z once the real part is taken: then it is Re(conj(vjp(1)) t))."""
     total = None
     ndim = out.ndim
-    for (vjp, _slot, idx), t, p in zip(spec.node_class._rules, tangents, _primals(spec, full)):
+    complex_out = out.dtype.kind == "c"
+    primals = _primals(spec, full)
+    complex_ = complex_out or any(t is not None and (t.dtype.kind == "c" or is_complex(p))
+                                  for t, p in zip(tangents, primals))
+    for (vjp, _slot, idx), t, p in zip(spec.node_class._rules, tangents, primals):
         if t is None:
             continue
         if t.ndim != np.ndim(p):  # a batch of tangents: its dims go in front of the output's
             t = align(t, p, ndim)
-        term = vjp(t, *[_named_value(spec, spec.saved_names[i], full, out) for i in idx])
+        values = [_named_value(spec, spec.saved_names[i], full, out) for i in idx]
+        term = ops.conj(vjp(ops.conj(t), *values)) if complex_ else vjp(t, *values)
         total = term if total is None else total + term
+    if complex_ and not complex_out and total.dtype.kind == "c":
+        total = ops.real(total)
     shape = total.shape
     if shape != out.shape and tuple(shape[len(shape) - ndim:]) != out.shape:
         total = ops.broadcast_to(total, tuple(shape[: len(shape) - ndim]) + out.shape)

@@ -25,8 +25,8 @@ def sum_to(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
-    """The logistic function 1 / (1 + exp(-x)), stable for large |x|."""
-    return sp.expit(x)
+    """The logistic function 1 / (1 + exp(-x)), stable for large real |x|."""
+    return 1 / (1 + np.exp(-x)) if np.result_type(x).kind == "c" else sp.expit(x)
 
 
 def relu(x: np.ndarray) -> np.ndarray:
@@ -42,6 +42,28 @@ def rsqrt(x: np.ndarray) -> np.ndarray:
 def exp2(x: np.ndarray) -> np.ndarray:
     """2 ** x."""
     return np.exp2(x)
+
+
+def real(x: np.ndarray) -> np.ndarray:
+    """The real part, as a new array."""
+    return np.array(np.real(x))
+
+
+def imag(x: np.ndarray) -> np.ndarray:
+    """The imaginary part of a complex array, as a new array."""
+    if np.result_type(x).kind != "c":
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return np.array(np.imag(x))
+
+
+def angle(x: np.ndarray) -> np.ndarray:
+    """The argument of each element in radians (0 or pi for real numbers, as torch)."""
+    return np.angle(x)
+
+
+def polar(abs: np.ndarray, angle: np.ndarray) -> np.ndarray:  # noqa: A002
+    """The complex number with modulus ``abs`` and argument ``angle``: abs * (cos(angle) + i sin(angle))."""
+    return abs * np.cos(angle) + 1j * (abs * np.sin(angle))
 
 
 def clamp(x: np.ndarray, min: Any = None, max: Any = None) -> np.ndarray:  # noqa: A002

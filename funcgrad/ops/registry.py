@@ -20,8 +20,8 @@ import numpy as np
 from funcgrad.ops.calls import as_view_op, make_op, make_sequence_op
 from funcgrad.ops.nodes import node_class
 
-__all__ = ["defop", "nondiff", "composite", "tensor_method", "NONDIFF", "LINEAR", "ELEMENTWISE", "OPS",
-           "COMPOSITES", "METHODS", "OpSpec"]
+__all__ = ["defop", "nondiff", "composite", "tensor_method", "allow_complex", "NONDIFF", "LINEAR", "ELEMENTWISE",
+           "OPS", "COMPOSITES", "METHODS", "OpSpec"]
 
 
 class _Marker:
@@ -41,6 +41,8 @@ _REQUIRED = _Marker("REQUIRED")
 
 OPS: dict[str, OpSpec] = {}
 COMPOSITES: dict[str, Callable[..., Any]] = {}  # public functions built from ops, not table entries
+# NumPy's spellings of op keywords, accepted beside PyTorch's (``x.sum(axis=0, keepdims=True)``)
+NUMPY_KEYWORDS = {"axis": ("dim", "dims"), "keepdims": ("keepdim",), "ddof": ("correction",)}
 METHODS: dict[str, Callable[..., Any]] = {}     # Tensor methods whose signature differs from the function's
 
 
@@ -58,6 +60,8 @@ class OpSpec:
         self.sequence = sequence
         self.multi_output = multi_output
         self.jvp = jvp
+        self.complex = False  # its rules hold for complex values (set by allow_complex)
+        self.taylor: Callable[..., Any] | None = None  # the Taylor-mode rule, from ops/taylor.py
         self.plain: Callable[..., Any] = kernel  # the op function without the dispatch check, set by defop
         self.tensor_positions = tuple(params.index(p) for p in rules)
         self.differentiable = any(r is not NONDIFF for r in rules.values())
@@ -89,10 +93,7 @@ class OpSpec:
             raise TypeError(f"{self.name}() takes {n} arguments but {len(args)} were given")
         values = list(args) + list(self.defaults[len(args):])
         for key, value in kwargs.items():
-            try:
-                i = self.params.index(key)
-            except ValueError:
-                raise TypeError(f"{self.name}() got an unexpected keyword argument '{key}'") from None
+            i = self._position(key)
             if i < len(args):
                 raise TypeError(f"{self.name}() got multiple values for argument '{key}'")
             values[i] = value
@@ -100,6 +101,14 @@ class OpSpec:
             if v is _REQUIRED:
                 raise TypeError(f"{self.name}() missing required argument '{p}'")
         return tuple(values)
+
+
+    def _position(self, key: str) -> int:
+        """Where keyword ``key`` goes (a NumPy spelling such as ``axis`` names the PyTorch parameter)."""
+        for name in (key, *NUMPY_KEYWORDS.get(key, ())):
+            if name in self.params:
+                return self.params.index(name)
+        raise TypeError(f"{self.name}() got an unexpected keyword argument '{key}'")
 
 
 def _saved_position(name: str, params: tuple[str, ...]) -> int:
@@ -139,6 +148,13 @@ def _parameters(name: str, kernel: Callable[..., Any], rules: dict[str, Any]) ->
     return params, defaults
 
 
+def _signature(params: tuple[str, ...], defaults: tuple[Any, ...]) -> inspect.Signature:
+    """The op's public signature: the forward's parameters, with their defaults."""
+    return inspect.Signature([inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                default=inspect.Parameter.empty if d is _REQUIRED else d)
+                              for p, d in zip(params, defaults)])
+
+
 def defop(name: str, kernel: Callable[..., Any], *, jvp: Any = None, sequence: str | None = None,
           multi_output: bool = False, view: bool = False, **rules: Any) -> Callable[..., Any]:
     """Register an op and return its public function.
@@ -167,6 +183,7 @@ def defop(name: str, kernel: Callable[..., Any], *, jvp: Any = None, sequence: s
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"Elementwise {name} (NumPy's {kernel.__name__})." if isinstance(kernel, np.ufunc)
                   else kernel.__doc__)
+    fn.__signature__ = _signature(params, defaults)  # type: ignore[attr-defined]  # what help() shows
     fn.spec = spec  # type: ignore[attr-defined]
     return fn
 
@@ -185,6 +202,14 @@ def composite(fn: Callable[..., Any]) -> Callable[..., Any]:
         raise ValueError(f"'{fn.__name__}' is registered twice")
     COMPOSITES[fn.__name__] = fn
     return fn
+
+
+def allow_complex(*ops: Callable[..., Any]) -> None:
+    """Declare that the rules of ``ops`` hold for complex values, with PyTorch's convention (the gradient of
+    a real loss is its conjugate Wirtinger derivative: ``g * conj(f'(z))`` for holomorphic ``f``). Any other
+    op refuses to record a gradient for complex values rather than give a wrong one."""
+    for op in ops:
+        op.spec.complex = True  # type: ignore[attr-defined]
 
 
 def tensor_method(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

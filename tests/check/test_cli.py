@@ -43,3 +43,19 @@ def test_bad_usage(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_parse_inputs_literals() -> None:
     assert parse_inputs("positive(2, 2), 3, 'a'") == [("positive", (2, 2)), 3, "a"]
+
+
+@pytest.mark.parametrize("target,inputs,message", [
+    ("math:pi", "randn(2)", "math:pi is a float, not a function or a custom Function subclass"),
+    ("funcgrad:sin", "randn(2), randn(3)", "funcgrad:sin cannot take the 2 input(s) of --inputs"),
+    ("tests.check.corpus:Exp", "randn(2), randn(2)", "tests.check.corpus:Exp cannot take the 2 input(s)"),
+    ("funcgrad:mul", "randn(2)", "funcgrad:mul cannot take the 1 input(s) of --inputs"),
+    ("funcgrad:sin", "2.5", "--inputs has nothing to differentiate"),
+])
+def test_unusable_targets_and_inputs_are_usage_errors(capsys: pytest.CaptureFixture[str], target: str, inputs: str,
+                                                      message: str) -> None:
+    """Issue 12: an `error:` line and status 2, as the other usage errors, never a traceback."""
+    assert main(["check", target, "--inputs", inputs, "--examples", "2"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith("error: ") and message in captured.err and "Traceback" not in captured.err
+    assert captured.out == ""

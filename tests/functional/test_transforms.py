@@ -14,7 +14,7 @@ from hypothesis import given, settings
 import funcgrad as fg
 import funcgrad.func as ff
 from funcgrad.check.strategies import arrays, shapes
-from funcgrad.func._pytree import ravel, tree_flatten, tree_map, tree_unflatten
+from funcgrad.functional._pytree import ravel, tree_flatten, tree_map, tree_unflatten
 from tests.budget import examples
 
 rng = np.random.default_rng(1)

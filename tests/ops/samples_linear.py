@@ -1,6 +1,6 @@
 """Samples of products and contractions (funcgrad/ops/derivatives/linear.py)."""
 
-from tests.ops.sampling import A, P, S, away_from  # noqa: F401
+from tests.ops.sampling import A, C, P, S, away_from  # noqa: F401
 
 SAMPLES: dict[str, list[S]] = {
     # ----- products -------------------------------------------------------------------------------
@@ -19,3 +19,12 @@ SAMPLES: dict[str, list[S]] = {
                S("...ij,...jk->...ik", A(2, 3, 4), A(4, 2)), S("i,j,k->ijk", A(2), A(3), A(2)),
                S("iij->ji", A(2, 2, 3)), S("ij,ik->j", A(2, 3), A(2, 4)), S("...i,...i", A(1, 3), A(2, 3))],
 }
+
+COMPLEX: dict[str, list[S]] = {  # complex values: the other operand is conjugated, as torch's rules
+    "matmul": [S(C(3, 4), C(4, 2)), S(C(4), C(4)), S(C(4), A(4, 2)), S(C(2, 3, 4), C(4))],
+    "mm": [S(C(3, 4), C(4, 2))], "bmm": [S(C(2, 3, 4), C(2, 4, 2))], "dot": [S(C(4), C(4))],
+    "vdot": [S(C(4), C(4)), S(A(4), C(4))], "outer": [S(C(3), C(4))],
+    "tensordot": [S(C(2, 3, 4), C(3, 4, 2))], "einsum": [S("ij,jk->ik", C(2, 3), C(3, 4)), S("ii", C(3, 3))],
+}
+for _name, _cases in COMPLEX.items():
+    SAMPLES[_name] = SAMPLES[_name] + _cases

@@ -1,7 +1,7 @@
 """Samples of reductions (funcgrad/ops/derivatives/reduction.py)."""
 import numpy as np
 
-from tests.ops.sampling import A, P, S, away_from  # noqa: F401
+from tests.ops.sampling import A, C, P, S, away_from  # noqa: F401
 
 _DISTINCT = np.array([[0.3, -1.2, 2.0, 0.9], [1.5, 0.1, -0.4, -2.2], [-0.7, 1.1, 0.6, 1.9]])  # no ties
 _WITH_ZEROS = np.array([[0.0, 1.5, -0.8], [1.2, 0.0, 0.0], [0.7, -1.3, 0.9]])
@@ -31,3 +31,14 @@ SAMPLES: dict[str, list[S]] = {
     "softmax": [S(A(3, 4), 1), S(A(2, 3, 4), -3), S(A(), 0), S(np.array([1000.0, 999.0, 998.5]), 0)],
     "log_softmax": [S(A(3, 4), 0), S(A(2, 3, 4), -1), S(np.array([1000.0, 999.0, 998.5]), 0)],
 }
+
+_COMPLEX_ZEROS = _WITH_ZEROS * (1 - 0.5j)
+COMPLEX: dict[str, list[S]] = {  # complex values: gradients as torch's (see tests/test_complex.py)
+    "sum_to": [S(C(2, 3), (3,))], "sum": [S(C(3, 4), 1)], "mean": [S(C(3, 4))],
+    "var": [S(C(3, 4), 1)], "std": [S(C(3, 4), -1, keepdim=True)],
+    "prod": [S(C(3, 4), 1), S(_COMPLEX_ZEROS), S(_COMPLEX_ZEROS, 0)],
+    "cumsum": [S(C(3, 4), 1)], "cumprod": [S(C(3, 4), 1), S(_COMPLEX_ZEROS, 0)],
+    "norm": [S(C(3, 4)), S(C(3, 4), 3, 1), S(C(3, 4), 0.5, -1), S(C(3, 4), np.inf, 1)],
+}
+for _name, _cases in COMPLEX.items():
+    SAMPLES[_name] = SAMPLES[_name] + _cases

@@ -2,7 +2,8 @@
 
 ``S(*args, **kwargs)`` is one call. Float arrays among the args become float64 leaves that require grad;
 everything else (ints, bools, Python numbers, integer arrays) is passed as is. ``A(*shape)`` draws a
-float array from a fixed seed, within ``[lo, hi]``; ``P(*shape)`` a positive one.
+float array from a fixed seed, within ``[lo, hi]``; ``P(*shape)`` a positive one; ``C(*shape)`` a complex one
+(complex arrays become complex128 leaves).
 """
 from __future__ import annotations
 
@@ -22,6 +23,11 @@ def A(*shape: int, lo: float = -2.0, hi: float = 2.0) -> np.ndarray:
 def P(*shape: int) -> np.ndarray:
     """A float64 array of ``shape`` with values in [0.5, 2]."""
     return A(*shape, lo=0.5, hi=2.0)
+
+
+def C(*shape: int, lo: float = -2.0, hi: float = 2.0, im: float = 2.0) -> np.ndarray:
+    """A complex128 array of ``shape``: real parts in [lo, hi], imaginary parts in [-im, im]."""
+    return A(*shape, lo=lo, hi=hi) + 1j * A(*shape, lo=-im, hi=im)
 
 
 @dataclass

@@ -24,7 +24,7 @@ def _derivatives(fn: Any, inputs: tuple[Any, ...], floats: list[int], u: list[np
             for k, i in enumerate(floats):
                 leaves[i] = fwAD.make_dual(fg.tensor(arrays[k], requires_grad=True), np.ones_like(arrays[k]))
             outs = _outputs(fn(*leaves))
-            total = sum(((o * w).sum() for o, w in zip(outs, u)), fg.tensor(0.0))
+            total = sum(((o * w).sum().real for o, w in zip(outs, u)), fg.tensor(0.0))
             grads = fg.autograd.grad(total, [leaves[i] for i in floats], allow_unused=True, materialize_grads=True)
             hvps = [fwAD.unpack_dual(g).tangent for g in grads]
             values = [fwAD.unpack_dual(t).primal.detach().numpy() for t in (*outs, *grads)]

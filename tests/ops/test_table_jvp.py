@@ -1,6 +1,6 @@
 """The table-driven forward-mode test: every differentiable op's JVP, on every sample, agrees with
-central finite differences, with its VJP (<u, J v> == <J^T u, v>), and pushes a batch of tangents
-exactly as a loop of single ones."""
+central finite differences, with its VJP (Re <u, J v> == Re <J* u, v>, complex samples included), and pushes a
+batch of tangents exactly as a loop of single ones."""
 from __future__ import annotations
 
 from typing import Any
@@ -20,7 +20,7 @@ BATCH = 3
 
 def _outputs(out: Any) -> list[Any]:
     """The floating outputs of an op, as a list."""
-    return [o for o in (out if isinstance(out, tuple) else (out,)) if o.dtype.kind == "f"]
+    return [o for o in (out if isinstance(out, tuple) else (out,)) if o.dtype.kind in "fc"]
 
 
 def _setup(name: str, case: S, seed: int) -> tuple[Any, tuple[Any, ...], list[int], np.random.Generator]:
@@ -29,6 +29,19 @@ def _setup(name: str, case: S, seed: int) -> tuple[Any, tuple[Any, ...], list[in
     plain = tuple(fg.tensor(a.data) if isinstance(a, fg.Tensor) else a for a in inputs)
     floats = [i for i, a in enumerate(inputs) if isinstance(a, fg.Tensor) and a.requires_grad]
     return fn, plain, floats, np.random.default_rng(seed)
+
+
+def _direction(rng: np.random.Generator, like: Any, batch: tuple[int, ...] = ()) -> np.ndarray:
+    """A random tangent for ``like`` (complex for a complex input), with leading ``batch`` dims."""
+    shape = batch + tuple(like.shape)
+    if like.dtype.kind == "c":
+        return rng.normal(size=shape) + 1j * rng.normal(size=shape)
+    return rng.normal(size=shape)
+
+
+def _inner(a: Any, b: Any) -> float:
+    """The real inner product Re <a, b> = Re sum conj(a) b, under which the VJP is the adjoint of the JVP."""
+    return float(np.real(np.sum(np.conj(a) * b)))
 
 
 def _jvp(fn: Any, inputs: tuple[Any, ...], tangents: dict[int, np.ndarray], batch: tuple[int, ...] = ()
@@ -44,7 +57,7 @@ def _jvp(fn: Any, inputs: tuple[Any, ...], tangents: dict[int, np.ndarray], batc
 @pytest.mark.parametrize("name,case", DIFFERENTIABLE)
 def test_jvp_matches_finite_differences(name: str, case: S) -> None:
     fn, inputs, floats, rng = _setup(name, case, 0)
-    v = {i: rng.normal(size=inputs[i].shape) for i in floats}
+    v = {i: _direction(rng, inputs[i]) for i in floats}
     eps = 1e-6
 
     def shifted(sign: float) -> list[np.ndarray]:
@@ -60,13 +73,13 @@ def test_jvp_matches_finite_differences(name: str, case: S) -> None:
 def test_jvp_is_the_transpose_of_the_vjp(name: str, case: S) -> None:
     """<u, J v> from forward mode equals <J^T u, v> from reverse mode."""
     fn, inputs, floats, rng = _setup(name, case, 1)
-    v = {i: rng.normal(size=inputs[i].shape) for i in floats}
+    v = {i: _direction(rng, inputs[i]) for i in floats}
     leaves = tuple(fg.tensor(a.data, requires_grad=True) if i in v else a for i, a in enumerate(inputs))
     outs = _outputs(fn(*leaves))
-    u = [rng.normal(size=o.shape) for o in outs]
+    u = [_direction(rng, o) for o in outs]
     grads = fg.autograd.grad(outs, [leaves[i] for i in floats], u, allow_unused=True, materialize_grads=True)
-    forward = sum(float(np.sum(ui * jv)) for ui, jv in zip(u, _jvp(fn, inputs, v)))
-    backward = sum(float(np.sum(g.data * v[i])) for g, i in zip(grads, floats))
+    forward = sum(_inner(ui, jv) for ui, jv in zip(u, _jvp(fn, inputs, v)))
+    backward = sum(_inner(g.data, v[i]) for g, i in zip(grads, floats))
     assert forward == pytest.approx(backward, rel=1e-9, abs=1e-9)
 
 
@@ -76,7 +89,7 @@ def test_batched_tangents_equal_a_loop(name: str, case: S) -> None:
     tangent that direction gives alone."""
     fn, inputs, floats, rng = _setup(name, case, 2)
     first = floats[0]
-    batch = rng.normal(size=(BATCH,) + inputs[first].shape)
+    batch = _direction(rng, inputs[first], (BATCH,))
     together = _jvp(fn, inputs, {first: batch}, (BATCH,))
     for b in range(BATCH):
         for stacked, single in zip(together, _jvp(fn, inputs, {first: batch[b]})):

@@ -27,9 +27,9 @@ import numpy as np
 from funcgrad.core.dispatch import DISPATCH
 from funcgrad.core.grad_mode import is_grad_enabled
 from funcgrad.core.tensor import Tensor
-from funcgrad.func._pytree import tree_flatten, tree_unflatten
 from funcgrad.func.compiler.program import GuardFailed, Program
 from funcgrad.func.compiler.tracing import Recorder, Traced, active_recorder
+from funcgrad.functional._pytree import tree_flatten, tree_unflatten
 
 __all__ = ["jit"]
 

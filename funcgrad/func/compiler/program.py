@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["Program", "Slot", "Guard", "GuardFailed"]
+__all__ = ["Program", "Slot", "Guard", "GuardFailed", "slots_in"]
 
 
 class GuardFailed(Exception):
@@ -57,14 +57,14 @@ class Program:
 
     def __init__(self, n_slots: int, n_inputs: int, constants: dict[int, Any], steps: list[tuple[Any, ...]],
                  outputs: list[Any]) -> None:
-        needed = {s.index for s in _slots_in(outputs)}
+        needed = {s.index for s in slots_in(outputs)}
         kept = []
         for step in reversed(steps):
             fn, args, kwargs, out, writes = step
             produced = out if isinstance(out, tuple) else (out,) if isinstance(out, int) else ()
             if writes or isinstance(out, Guard) or needed.intersection(produced):
                 kept.append(step)
-                needed.update(s.index for s in _slots_in((args, kwargs)))
+                needed.update(s.index for s in slots_in((args, kwargs)))
         kept.reverse()
         self.n_inputs = n_inputs
         self.initial: list[Any] = [None] * n_slots
@@ -85,13 +85,14 @@ class Program:
         return [_build(o, env) for o in self.outputs]
 
 
-def _slots_in(template: Any) -> list[Slot]:
+def slots_in(template: Any) -> list[Slot]:
+    """The slots a step's argument template refers to."""
     if isinstance(template, Slot):
         return [template]
     if isinstance(template, list | tuple):
-        return [s for t in template for s in _slots_in(t)]
+        return [s for t in template for s in slots_in(t)]
     if isinstance(template, dict):
-        return [s for t in template.values() for s in _slots_in(t)]
+        return [s for t in template.values() for s in slots_in(t)]
     return []
 
 

@@ -146,7 +146,7 @@ class Traced(Structured):
         if name in _VIEW_ATTRIBUTES:
             return self.recorder.call(_attribute(name), (self,), {})
         if not callable(getattr(self.value, name)):
-            self.recorder.escape(f"its attribute '{name}' was read")
+            self.recorder.escape(f"its attribute '{name}' was read", steps_complete=True)
             return getattr(self.value, name)
         return lambda *args, **kwargs: self.recorder.call(
             _method(name), (self, *args), kwargs, mutates=0 if name in _MUTATING_METHODS else None)
@@ -244,6 +244,7 @@ class Recorder:
         self.steps: list[tuple[Any, ...]] = []  # (fn, args template, kwargs template, output, mutated slot)
         self.constants: dict[int, Any] = {}     # slot -> captured value
         self.escaped: str | None = None
+        self.steps_complete = True  # every array the results come from is computed by a recorded step
         self.closed = False
         self._seen: dict[int, tuple[Any, int, Any]] = {}  # id -> (array, slot, its capture): constants in use
         self._copies: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # id -> (owner array, its read-only copy)
@@ -262,17 +263,21 @@ class Recorder:
         _RECORDERS.remove(self)
         self.closed = True
 
-    def escape(self, why: str) -> None:
-        """Mark the recording unusable (the first reason is kept)."""
+    def escape(self, why: str, steps_complete: bool = False) -> None:
+        """Mark the recording unusable for replay (the first reason is kept). ``steps_complete``: the steps
+        still show every array the results are computed from (a Python read of an attribute, an aliasing
+        question); otherwise some of that work happened outside the recording."""
         if self.escaped is None:
             self.escaped = f"a traced array was {why}"
+        self.steps_complete = self.steps_complete and steps_complete
 
     def aliasing(self, func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         """``func`` (``np.may_share_memory``, ``np.shares_memory``) computed at once: a replay's arrays
         overlap as the recording's did, unless the arrays it started from overlapped (then not usable)."""
         self.aliasing_read = True
         if self.roots_overlap:
-            self.escape("asked whether it shares memory while inputs or captured arrays overlap each other")
+            self.escape("asked whether it shares memory while inputs or captured arrays overlap each other",
+                        steps_complete=True)
         return func(*_concrete(tuple(args)), **_concrete(kwargs))
 
     def read_shape(self, traced: Traced, read: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -414,7 +419,8 @@ class Recorder:
         if not self.roots_overlap:
             self.roots_overlap = overlaps or overlapping([array, *self._roots])
             if self.roots_overlap and self.aliasing_read:
-                self.escape("asked whether it shares memory while inputs or captured arrays overlap each other")
+                self.escape("asked whether it shares memory while inputs or captured arrays overlap each other",
+                            steps_complete=True)
         self._roots.append(array)
 
     def program(self, outputs: Sequence[Any]) -> Program:

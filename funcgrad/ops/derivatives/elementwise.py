@@ -9,6 +9,7 @@ graph is recorded and higher derivatives need nothing more. A rule may return it
 broadcast shape; the engine sums it to the input's shape. Only the names a rule mentions are saved.
 """
 import math  # noqa: I001
+from typing import Any
 
 import numpy as np
 import scipy.special as sp
@@ -16,55 +17,56 @@ import scipy.special as sp
 import funcgrad.ops as F
 from funcgrad.ops import formulas as R
 from funcgrad.ops import kernels as K
-from funcgrad.ops.registry import ELEMENTWISE, NONDIFF, defop, nondiff
+from funcgrad.ops.registry import ELEMENTWISE, LINEAR, NONDIFF, allow_complex, composite, defop, nondiff
 
 LN2, LN10, TWO_OVER_SQRT_PI = math.log(2.0), math.log(10.0), 2.0 / math.sqrt(math.pi)
 
 # ----- arithmetic -----------------------------------------------------------------------------
 add       = defop("add",       np.add,         x=lambda g: g,         y=lambda g: g,  jvp=ELEMENTWISE)
 sub       = defop("sub",       np.subtract,    x=lambda g: g,         y=lambda g: -g, jvp=ELEMENTWISE)
-mul       = defop("mul",       np.multiply,    x=lambda g, y: g * y,  y=lambda g, x: g * x, jvp=ELEMENTWISE)
-div       = defop("div",       np.true_divide, x=lambda g, y: g / y,  y=lambda g, out, y: -g * out / y, jvp=ELEMENTWISE)
+mul       = defop("mul",       np.multiply,    x=lambda g, y: g * F.conj(y), y=lambda g, x: g * F.conj(x), jvp=ELEMENTWISE)
+div       = defop("div",       np.true_divide, x=lambda g, y: g / F.conj(y), y=lambda g, out, y: -g * F.conj(out / y), jvp=ELEMENTWISE)
 neg       = defop("neg",       np.negative,    x=lambda g: -g,        jvp=ELEMENTWISE)
 pow       = defop("pow",       np.power,       x=R.pow_base_grad,     y=R.pow_exponent_grad, jvp=ELEMENTWISE)
 remainder = defop("remainder", np.remainder,   x=lambda g: g,         y=lambda g, x, y: -g * F.floor_divide(x, y), jvp=ELEMENTWISE)
-reciprocal = defop("reciprocal", np.reciprocal, x=lambda g, out: g * -F.square(out), jvp=ELEMENTWISE)
+reciprocal = defop("reciprocal", np.reciprocal, x=lambda g, out: g * -F.conj(F.square(out)), jvp=ELEMENTWISE)
 floor_divide = nondiff("floor_divide", np.floor_divide)  # integer-valued steps: no gradient, as torch
 
 # ----- exponentials and logarithms ------------------------------------------------------------
-exp   = defop("exp",   np.exp,   x=lambda g, out: g * out,              jvp=ELEMENTWISE)
-exp2  = defop("exp2",  K.exp2,   x=lambda g, out: g * out * LN2,        jvp=ELEMENTWISE)
-expm1 = defop("expm1", np.expm1, x=lambda g, out: g * (out + 1),        jvp=ELEMENTWISE)
-log   = defop("log",   np.log,   x=lambda g, x: g / x,                  jvp=ELEMENTWISE)
-log2  = defop("log2",  np.log2,  x=lambda g, x: g / (x * LN2),          jvp=ELEMENTWISE)
-log10 = defop("log10", np.log10, x=lambda g, x: g / (x * LN10),         jvp=ELEMENTWISE)
-log1p = defop("log1p", np.log1p, x=lambda g, x: g / (x + 1),            jvp=ELEMENTWISE)
-sqrt  = defop("sqrt",  np.sqrt,  x=lambda g, out: g / (2 * out),        jvp=ELEMENTWISE)
-rsqrt = defop("rsqrt", K.rsqrt,  x=lambda g, out: -0.5 * g * out ** 3,  jvp=ELEMENTWISE)
-square = defop("square", np.square, x=lambda g, x: 2 * g * x,           jvp=ELEMENTWISE)
+exp   = defop("exp",   np.exp,   x=lambda g, out: g * F.conj(out),      jvp=ELEMENTWISE)
+exp2  = defop("exp2",  K.exp2,   x=lambda g, out: g * F.conj(out * LN2), jvp=ELEMENTWISE)
+expm1 = defop("expm1", np.expm1, x=lambda g, out: g * F.conj(out + 1),  jvp=ELEMENTWISE)
+log   = defop("log",   np.log,   x=lambda g, x: g / F.conj(x),          jvp=ELEMENTWISE)
+log2  = defop("log2",  np.log2,  x=lambda g, x: g / F.conj(x * LN2),    jvp=ELEMENTWISE)
+log10 = defop("log10", np.log10, x=lambda g, x: g / F.conj(x * LN10),   jvp=ELEMENTWISE)
+log1p = defop("log1p", np.log1p, x=lambda g, x: g / F.conj(x + 1),      jvp=ELEMENTWISE)
+sqrt  = defop("sqrt",  np.sqrt,  x=lambda g, out: g / F.conj(2 * out),  jvp=ELEMENTWISE)
+rsqrt = defop("rsqrt", K.rsqrt,  x=lambda g, out: -0.5 * g * F.conj(out ** 3), jvp=ELEMENTWISE)
+square = defop("square", np.square, x=lambda g, x: 2 * g * F.conj(x),   jvp=ELEMENTWISE)
 logaddexp = defop("logaddexp", np.logaddexp, x=lambda g, x, out: g * F.exp(x - out),
                                              y=lambda g, y, out: g * F.exp(y - out), jvp=ELEMENTWISE)
 
 # ----- trigonometric and hyperbolic -----------------------------------------------------------
-sin   = defop("sin",   np.sin,     x=lambda g, x: g * F.cos(x),                   jvp=ELEMENTWISE)
-cos   = defop("cos",   np.cos,     x=lambda g, x: -g * F.sin(x),                  jvp=ELEMENTWISE)
-tan   = defop("tan",   np.tan,     x=lambda g, out: g * (1 + out * out),          jvp=ELEMENTWISE)
-asin  = defop("asin",  np.arcsin,  x=lambda g, x: g * F.rsqrt(1 - F.square(x)),   jvp=ELEMENTWISE)
-acos  = defop("acos",  np.arccos,  x=lambda g, x: g * -F.rsqrt(1 - F.square(x)),  jvp=ELEMENTWISE)
-atan  = defop("atan",  np.arctan,  x=lambda g, x: g / (1 + x * x),                jvp=ELEMENTWISE)
+sin   = defop("sin",   np.sin,     x=lambda g, x: g * F.conj(F.cos(x)),                 jvp=ELEMENTWISE)
+cos   = defop("cos",   np.cos,     x=lambda g, x: -g * F.conj(F.sin(x)),                jvp=ELEMENTWISE)
+tan   = defop("tan",   np.tan,     x=lambda g, out: g * F.conj(1 + out * out),          jvp=ELEMENTWISE)
+asin  = defop("asin",  np.arcsin,  x=lambda g, x: g * F.conj(F.rsqrt(1 - F.square(x))),  jvp=ELEMENTWISE)
+acos  = defop("acos",  np.arccos,  x=lambda g, x: g * -F.conj(F.rsqrt(1 - F.square(x))), jvp=ELEMENTWISE)
+atan  = defop("atan",  np.arctan,  x=lambda g, x: g / F.conj(1 + x * x),                jvp=ELEMENTWISE)
 atan2 = defop("atan2", np.arctan2, x=lambda g, x, y: g * y / (x * x + y * y),
                                    y=lambda g, x, y: -g * x / (x * x + y * y), jvp=ELEMENTWISE)
-sinh  = defop("sinh",  np.sinh,    x=lambda g, x: g * F.cosh(x),                  jvp=ELEMENTWISE)
-cosh  = defop("cosh",  np.cosh,    x=lambda g, x: g * F.sinh(x),                  jvp=ELEMENTWISE)
-tanh  = defop("tanh",  np.tanh,    x=lambda g, out: g * (1 - F.square(out)),      jvp=ELEMENTWISE)
-asinh = defop("asinh", np.arcsinh, x=lambda g, x: g * F.rsqrt(F.square(x) + 1),   jvp=ELEMENTWISE)
-acosh = defop("acosh", np.arccosh, x=lambda g, x: g * F.rsqrt(F.square(x) - 1),   jvp=ELEMENTWISE)
-atanh = defop("atanh", np.arctanh, x=lambda g, x: g / (1 - x * x),                jvp=ELEMENTWISE)
+hypot = defop("hypot", np.hypot,  x=lambda g, x, out: g * x / out, y=lambda g, y, out: g * y / out, jvp=ELEMENTWISE)  # nan at 0, as torch
+sinh  = defop("sinh",  np.sinh,    x=lambda g, x: g * F.conj(F.cosh(x)),                jvp=ELEMENTWISE)
+cosh  = defop("cosh",  np.cosh,    x=lambda g, x: g * F.conj(F.sinh(x)),                jvp=ELEMENTWISE)
+tanh  = defop("tanh",  np.tanh,    x=lambda g, out: g * F.conj(1 - F.square(out)),      jvp=ELEMENTWISE)
+asinh = defop("asinh", np.arcsinh, x=lambda g, x: g * F.conj(F.rsqrt(F.square(x) + 1)),  jvp=ELEMENTWISE)
+acosh = defop("acosh", np.arccosh, x=lambda g, x: g * F.conj(F.rsqrt(x - 1) * F.rsqrt(x + 1)), jvp=ELEMENTWISE)
+atanh = defop("atanh", np.arctanh, x=lambda g, x: g / F.conj(1 - x * x),                jvp=ELEMENTWISE)
 
 # ----- activations, kinks and selections ------------------------------------------------------
-sigmoid = defop("sigmoid", K.sigmoid, x=lambda g, out: g * (out - F.square(out)),  jvp=ELEMENTWISE)
+sigmoid = defop("sigmoid", K.sigmoid, x=lambda g, out: g * F.conj(out - F.square(out)), jvp=ELEMENTWISE)
 relu    = defop("relu",    K.relu,    x=lambda g, out: R.select_grad(g, F.gt(out, 0)), jvp=ELEMENTWISE)  # 0 at 0
-abs     = defop("abs",     np.abs,    x=lambda g, x: g * F.sign(x), jvp=ELEMENTWISE)  # 0 at 0, as torch
+abs     = defop("abs",     np.abs,    x=lambda g, x: g * F.sgn(x), jvp=ELEMENTWISE)   # 0 at 0, as torch
 sign    = defop("sign",    np.sign,   x=lambda g: R.zeros(g), jvp=ELEMENTWISE)        # zero grad, as torch
 floor   = defop("floor",   np.floor,  x=lambda g: R.zeros(g), jvp=ELEMENTWISE)
 ceil    = defop("ceil",    np.ceil,   x=lambda g: R.zeros(g), jvp=ELEMENTWISE)
@@ -75,12 +77,45 @@ maximum = defop("maximum", np.maximum, x=lambda g, x, y: R.tie_split(g, x, y, F.
                                        jvp=ELEMENTWISE)
 minimum = defop("minimum", np.minimum, x=lambda g, x, y: R.tie_split(g, x, y, F.lt(x, y)),
                                        y=lambda g, x, y: R.tie_split(g, y, x, F.lt(y, x)), jvp=ELEMENTWISE)
+fmax    = defop("fmax",    np.fmax,   x=lambda g, x, y: R.select_grad(g, R.takes_first(x, y, F.ge)),  # ties: x, as torch;
+                                      y=lambda g, x, y: R.select_grad(g, F.logical_not(R.takes_first(x, y, F.ge))),  # NaN loses
+                                      jvp=ELEMENTWISE)
+fmin    = defop("fmin",    np.fmin,   x=lambda g, x, y: R.select_grad(g, R.takes_first(x, y, F.le)),
+                                      y=lambda g, x, y: R.select_grad(g, F.logical_not(R.takes_first(x, y, F.le))),
+                                      jvp=ELEMENTWISE)
 clamp   = defop("clamp",   K.clamp,   x=R.clamp_grad,                                   # 1 at the bounds, as torch
                            min=lambda g, x, min, max: R.clamp_bound_grad(g, x, min, max, True),
                            max=lambda g, x, max, min: R.clamp_bound_grad(g, x, max, min, False), jvp=ELEMENTWISE)
 where   = defop("where",   K.where,   condition=NONDIFF,
                            x=lambda g, condition: R.select_grad(g, condition),
                            y=lambda g, condition: R.select_grad(g, F.logical_not(condition)), jvp=ELEMENTWISE)
+
+# ----- complex numbers -------------------------------------------------------------------------
+conj_physical = defop("conj_physical", np.conjugate, x=lambda g: F.conj(g), jvp=LINEAR)
+real    = defop("real",    K.real,    x=lambda g: g,      jvp=LINEAR)  # a copy, not a view as torch's
+imag    = defop("imag",    K.imag,    x=lambda g: g * 1j, jvp=lambda x_t: F.imag(x_t) if R.is_complex(x_t) else R.zeros(x_t))
+angle   = defop("angle",   K.angle,   x=R.angle_grad,     jvp=ELEMENTWISE)  # 0 at 0, as torch
+sgn     = defop("sgn",     np.sign,   x=R.sgn_grad,       jvp=lambda x_t, x, out: R.sgn_grad(x_t, x, out))  # z / |z|
+polar   = defop("polar",   K.polar,   abs=lambda g, angle: F.real(g * F.exp(angle * -1j)),
+                                      angle=lambda g, out: F.real(g * F.conj(out * 1j)),
+                                      jvp=lambda abs_t, angle_t, angle, out: F.polar(abs_t, angle) + out * 1j * angle_t)
+
+
+@composite
+def conj(x: Any) -> Any:
+    """The complex conjugate; a real input is returned as it is (no copy, no node), as torch.
+
+    Example:
+        >>> import funcgrad as fg
+        >>> fg.conj(fg.tensor([1 + 2j]))
+        tensor([1.-2.j], dtype=complex128)
+    """
+    try:
+        kind = x.dtype.kind
+    except AttributeError:
+        return x.conjugate() if isinstance(x, complex) else x
+    return conj_physical(x) if kind == "c" else x
+
 
 # ----- special functions ----------------------------------------------------------------------
 erf     = defop("erf",     sp.erf,     x=lambda g, x: g * TWO_OVER_SQRT_PI * F.exp(-x * x),  jvp=ELEMENTWISE)
@@ -109,3 +144,8 @@ logical_not = nondiff("logical_not", np.logical_not)
 isnan       = nondiff("isnan", np.isnan)
 isinf       = nondiff("isinf", np.isinf)
 isfinite    = nondiff("isfinite", np.isfinite)
+
+# ----- complex inputs (see the header) ----------------------------------------------------------
+allow_complex(add, sub, mul, div, neg, pow, reciprocal, exp, exp2, expm1, log, log2, log10, log1p, sqrt, rsqrt,
+              square, sin, cos, tan, asin, acos, atan, sinh, cosh, tanh, asinh, acosh, atanh, sigmoid, abs, where,
+              conj_physical, real, imag, angle, sgn, polar, clone, to_copy, fill, copy)

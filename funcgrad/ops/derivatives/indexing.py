@@ -14,7 +14,7 @@ from funcgrad.core.structured import copy_to_write
 from funcgrad.ops import formulas as R
 from funcgrad.ops import kernels as K
 from funcgrad.ops.inplace import inplace
-from funcgrad.ops.registry import ELEMENTWISE, NONDIFF, composite, defop, tensor_method
+from funcgrad.ops.registry import ELEMENTWISE, NONDIFF, allow_complex, composite, defop, tensor_method
 
 
 # ----- index builders and checks (shared by kernels and rules) --------------------------------
@@ -315,3 +315,7 @@ def unbind(x: Any, dim: int = 0) -> tuple[Any, ...]:
         [(2,), (2,), (2,)]
     """
     return tuple(select(x, dim, i) for i in range(np.shape(x)[_dim(dim, np.ndim(x))]))
+
+# ----- complex inputs: these rules only move, copy or sum values, so they hold as they are --------
+allow_complex(getitem, index_put, narrow, select, gather, index_select, take_along_dim, scatter, scatter_add,
+              masked_fill, pad, cat, stack)

@@ -17,7 +17,7 @@ import numpy as np
 
 import funcgrad.ops as F
 from funcgrad.ops import formulas as R
-from funcgrad.ops.registry import defop, tensor_method
+from funcgrad.ops.registry import allow_complex, defop, tensor_method
 
 __all__ = ["matmul", "mm", "bmm", "dot", "vdot", "outer", "tensordot", "einsum"]
 
@@ -185,32 +185,43 @@ def _as_matrix_product(g: Any, x_vector: bool, y_vector: bool) -> Any:
 
 
 def mm_x_grad(g: Any, y: Any) -> Any:
-    """d(x @ y)/dx = g @ yᵀ for matrices (and stacks of them)."""
-    return F.matmul(g, _mT(y))
+    """d(x @ y)/dx = g @ conj(y)ᵀ for matrices (and stacks of them)."""
+    return F.matmul(g, _mT(F.conj(y)))
 
 
 def mm_y_grad(g: Any, x: Any) -> Any:
-    """d(x @ y)/dy = xᵀ @ g for matrices (and stacks of them)."""
-    return F.matmul(_mT(x), g)
+    """d(x @ y)/dy = conj(x)ᵀ @ g for matrices (and stacks of them)."""
+    return F.matmul(_mT(F.conj(x)), g)
 
 
 def dot_x_grad(g: Any, y: Any) -> Any:
-    """d(x · y)/dx = g y, g holding one scalar per batch entry."""
-    return (_unsqueeze(g, -1) if np.ndim(g) else g) * y
+    """d(x · y)/dx = g conj(y), g holding one scalar per batch entry."""
+    return (_unsqueeze(g, -1) if np.ndim(g) else g) * F.conj(y)
 
 
 def dot_y_grad(g: Any, x: Any) -> Any:
-    """d(x · y)/dy = g x."""
+    """d(x · y)/dy = g conj(x)."""
     return dot_x_grad(g, x)
 
 
+def vdot_x_grad(g: Any, y: Any) -> Any:
+    """d(conj(x) · y)/dx = conj(g) y (x enters conjugated), g holding one scalar per batch entry."""
+    return dot_x_grad(F.conj(g), F.conj(y))
+
+
+def vdot_y_grad(g: Any, x: Any) -> Any:
+    """d(conj(x) · y)/dy = g x."""
+    return dot_x_grad(g, F.conj(x))
+
+
 def matmul_x_grad(g: Any, x_shape: tuple[int, ...], y: Any) -> Any:
-    """d(x @ y)/dx = g @ yᵀ, a 1-D x promoted to (1, k) and a 1-D y to (k, 1) as matmul does."""
+    """d(x @ y)/dx = g @ conj(y)ᵀ, a 1-D x promoted to (1, k) and a 1-D y to (k, 1) as matmul does."""
     x_vector, y_vector = len(x_shape) == 1, np.ndim(y) == 1
+    y = F.conj(y)
     if not (x_vector or y_vector):
-        return mm_x_grad(g, y)  # the hot path: one product, no copies
+        return F.matmul(g, _mT(y))  # the hot path: one product, no copies
     if x_vector and y_vector:
-        return dot_x_grad(g, y)
+        return (_unsqueeze(g, -1) if np.ndim(g) else g) * y
     if x_vector and np.ndim(y) == 2:
         return F.matmul(g, _mT(y))  # a row times a matrix: g (*b, n) @ yᵀ, one product for the whole batch
     gx = F.matmul(_as_matrix_product(g, x_vector, y_vector), _unsqueeze(y, -2) if y_vector else _mT(y))
@@ -218,12 +229,13 @@ def matmul_x_grad(g: Any, x_shape: tuple[int, ...], y: Any) -> Any:
 
 
 def matmul_y_grad(g: Any, x: Any, y_shape: tuple[int, ...]) -> Any:
-    """d(x @ y)/dy = xᵀ @ g, promoted as in ``matmul_x_grad``."""
+    """d(x @ y)/dy = conj(x)ᵀ @ g, promoted as in ``matmul_x_grad``."""
     x_vector, y_vector = np.ndim(x) == 1, len(y_shape) == 1
+    x = F.conj(x)
     if not (x_vector or y_vector):
-        return mm_y_grad(g, x)
+        return F.matmul(_mT(x), g)
     if x_vector and y_vector:
-        return dot_y_grad(g, x)
+        return (_unsqueeze(g, -1) if np.ndim(g) else g) * x
     if y_vector and np.ndim(x) == 2:
         return F.matmul(g, x)  # a matrix times a column: (xᵀ g)ᵀ = g (*b, m) @ x, one product for the whole batch
     gy = F.matmul(_unsqueeze(x, -1) if x_vector else _mT(x), _as_matrix_product(g, x_vector, y_vector))
@@ -260,7 +272,7 @@ def einsum_grads(g: Any, equation: str, operands: Sequence[Any]) -> list[Any]:
     grads = []
     for i, (term, x) in enumerate(zip(terms, operands)):
         subscripts = ["..." + out] + terms[:i] + terms[i + 1:]
-        args = [g, *operands[:i], *operands[i + 1:]]
+        args = [g, *[F.conj(o) for o in operands[:i] + operands[i + 1:]]]
         named = set("".join(subscripts))
         fresh = iter(spare)
         target = ""
@@ -295,7 +307,7 @@ def tensordot_grad(g: Any, other: Any, ndims: tuple[int, int], dims: Dims, wrt_x
     each in its operand's own dim order."""
     sx, sy, out = _tensordot_subscripts(*ndims, dims)
     wrt, by = (sx, sy) if wrt_x else (sy, sx)
-    return F.einsum(f"...{out},{by}->...{wrt}", g, other)
+    return F.einsum(f"...{out},{by}->...{wrt}", g, F.conj(other))
 
 
 # ----- forward-mode rules: d(x * y) = dx * y + x * dy, a batch of tangents kept in front -------------
@@ -333,6 +345,11 @@ def dot_jvp(x: Any, y: Any, x_t: Any = None, y_t: Any = None) -> Any:
     return _plus(None if x_t is None else F.matmul(x_t, y), None if y_t is None else F.matmul(y_t, x))
 
 
+def vdot_jvp(x: Any, y: Any, x_t: Any = None, y_t: Any = None) -> Any:
+    """d(conj(x) · y) = conj(dx) · y + conj(x) · dy, a term per input with a tangent."""
+    return _plus(None if x_t is None else F.matmul(F.conj(x_t), y), None if y_t is None else F.matmul(y_t, F.conj(x)))
+
+
 def outer_jvp(x: Any, y: Any, x_t: Any = None, y_t: Any = None) -> Any:
     """d(x yᵀ) = dx yᵀ + x dyᵀ, a term per input with a tangent."""
     return _plus(None if x_t is None else _unsqueeze(x_t, -1) * y,
@@ -361,8 +378,9 @@ matmul    = defop("matmul",    _matmul,    x=matmul_x_grad,                   y=
 mm        = defop("mm",        _mm,        x=mm_x_grad,                       y=mm_y_grad,     jvp=matmul_jvp)
 bmm       = defop("bmm",       _bmm,       x=mm_x_grad,                       y=mm_y_grad,     jvp=matmul_jvp)
 dot       = defop("dot",       _dot,       x=dot_x_grad,                      y=dot_y_grad,    jvp=dot_jvp)
-vdot      = defop("vdot",      _vdot,      x=dot_x_grad,                      y=dot_y_grad,    jvp=dot_jvp)  # real only
-outer     = defop("outer",     _outer,     x=lambda g, y: F.matmul(g, y),     y=lambda g, x: F.matmul(x, g), jvp=outer_jvp)
+vdot      = defop("vdot",      _vdot,      x=vdot_x_grad,                     y=vdot_y_grad,   jvp=vdot_jvp)
+outer     = defop("outer",     _outer,     x=lambda g, y: F.matmul(g, F.conj(y)), y=lambda g, x: F.matmul(F.conj(x), g),
+                  jvp=outer_jvp)
 tensordot = defop("tensordot", _tensordot,
                   x=lambda g, y, x_shape, dims: tensordot_grad(g, y, (len(x_shape), np.ndim(y)), dims, True),
                   y=lambda g, x, y_shape, dims: tensordot_grad(g, x, (np.ndim(x), len(y_shape)), dims, False),
@@ -403,3 +421,6 @@ def _matmul_method(self: Any, other: Any) -> Any:
 def _rmatmul_method(self: Any, other: Any) -> Any:
     """other @ self."""
     return matmul(other, self)
+
+# ----- complex inputs: the rules above conjugate the other operand (g @ conj(y)ᵀ), as torch ---------
+allow_complex(matmul, mm, bmm, dot, vdot, outer, tensordot, _einsum_op)

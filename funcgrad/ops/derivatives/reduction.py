@@ -13,7 +13,7 @@ import numpy as np
 import funcgrad.ops as F
 from funcgrad.ops import formulas as R
 from funcgrad.ops import kernels as K
-from funcgrad.ops.registry import composite, defop, nondiff
+from funcgrad.ops.registry import allow_complex, composite, defop, nondiff
 
 _MaxResult = namedtuple("max", ["values", "indices"])  # as torch.return_types.max
 _MinResult = namedtuple("min", ["values", "indices"])
@@ -105,7 +105,8 @@ def _norm(x, p=2, dim=None, keepdim=False):
     if p == -np.inf:
         return np.amin(np.abs(x), axis=axes, keepdims=keepdim)
     if p == 2:
-        return np.sqrt(np.sum(x * x, axis=axes, keepdims=keepdim))
+        square = (x * np.conjugate(x)).real if np.iscomplexobj(x) else x * x
+        return np.sqrt(np.sum(square, axis=axes, keepdims=keepdim))
     return np.sum(np.abs(x) ** p, axis=axes, keepdims=keepdim) ** (1 / p)
 
 
@@ -179,7 +180,7 @@ def _reverse_cumsum(t, dims):
 
 
 def _cumprod_grad(g, x, out, dim):
-    """grad_i = sum_{k >= i} g_k prod_{j <= k, j != i} x_j.
+    """grad_i = sum_{k >= i} g_k conj(prod_{j <= k, j != i} x_j).
 
     Without zeros in x that is reverse_cumsum(g * out)_i / x_i. With zeros the products are formed
     from an (n, n) table whose row i has x_i replaced by 1, costing O(n^2) but never dividing.
@@ -188,9 +189,9 @@ def _cumprod_grad(g, x, out, dim):
     if not dims:
         return g
     if not F.sum(F.eq(x, 0)):
-        return _reverse_cumsum(g * out, dims) / x
+        return _reverse_cumsum(g * F.conj(out), dims) / F.conj(x)
     d = dims[0]
-    summed = F.sum(F.unsqueeze(F.movedim(g, d, -1), -2) * _cumprod_partials(x, d), -1)  # (*batch, ..., i)
+    summed = F.sum(F.unsqueeze(F.movedim(g, d, -1), -2) * F.conj(_cumprod_partials(x, d)), -1)  # (*batch, ..., i)
     return F.movedim(summed, -1, d)
 
 
@@ -203,20 +204,21 @@ def _cumprod_partials(x, d):
 
 
 def _norm_grad(g, x, out, p, dim, keepdim):
-    """d ||x||_p / dx_i = sign(x_i) |x_i|^(p-1) / ||x||_p^(p-1), 0 where ||x||_p == 0 (as torch).
+    """d ||x||_p / dx_i = sgn(x_i) |x_i|^(p-1) / ||x||_p^(p-1), 0 where ||x||_p == 0 (as torch); sgn(z) = z / |z|
+    for complex x (the gradient of a real function of z, as torch).
 
-    For p = +-inf, sign(x_i) times g shared evenly among the extreme |x_i| (as torch).
+    For p = +-inf, sgn(x_i) times g shared evenly among the extreme |x_i| (as torch).
     """
     p = _norm_order(p)
     if np.isinf(p):
-        return F.sign(x) * _spread_to_extremes(g, F.abs(x), out, dim, keepdim)
+        return F.sgn(x) * _spread_to_extremes(g, F.abs(x), out, dim, keepdim)
     norm = R.unreduce(out, x.shape, dim, keepdim)
     zero = F.eq(norm, 0)
     scale = F.where(zero, 0.0, R.unreduce(g, x.shape, dim, keepdim) / F.where(zero, 1.0, norm) ** (p - 1))
     if p == 2:
         return x * scale
     nonzero = F.ne(x, 0)
-    return F.where(nonzero, F.sign(x) * F.abs(F.where(nonzero, x, 1.0)) ** (p - 1), 0.0) * scale
+    return F.where(nonzero, F.sgn(x) * F.abs(F.where(nonzero, x, 1.0)) ** (p - 1), 0.0) * scale
 
 
 # ----- forward-mode rules longer than one line ---------------------------------------------------
@@ -229,7 +231,7 @@ def _sum_to_jvp(x_t, x, shape):
 def _var_jvp(x_t, x, dim, correction, keepdim):
     """d var = 2 sum_i (x_i - mean(x)) dx_i / (N - correction)."""
     n = R.count(x.shape, dim) - int(correction)
-    return R.reduce_jvp(x_t, (x - F.mean(x, dim, True)) * np.divide(2.0, n), dim, keepdim)
+    return R.real_reduce_jvp(x_t, (x - F.mean(x, dim, True)) * np.divide(2.0, n), dim, keepdim)
 
 
 def _std_jvp(x_t, x, out, dim, correction, keepdim):
@@ -250,7 +252,7 @@ def _logsumexp_jvp(x_t, x, out, dim, keepdim):
 
 def _norm_jvp(x_t, x, out, p, dim, keepdim):
     """d ||x||_p = sum_i (d ||x||_p / dx_i) dx_i, with the VJP's partials (so its choices at 0 and at ties)."""
-    return R.reduce_jvp(x_t, _norm_grad(R.ones(out), x, out, p, dim, keepdim), dim, keepdim)
+    return R.real_reduce_jvp(x_t, _norm_grad(R.ones(out), x, out, p, dim, keepdim), dim, keepdim)
 
 
 def _cumsum_jvp(x_t, x, dim):
@@ -280,7 +282,7 @@ mean   = defop("mean",   _mean,
 var    = defop("var",    _var,     x=_var_grad, jvp=_var_jvp)
 std    = defop("std",    _std,     x=_std_grad, jvp=_std_jvp)    # 0 where std == 0, as torch
 prod   = defop("prod",   _prod,
-               x=lambda g, x, dim, keepdim: R.unreduce(g, x.shape, dim, keepdim) * _others_product(x, dim),
+               x=lambda g, x, dim, keepdim: R.unreduce(g, x.shape, dim, keepdim) * F.conj(_others_product(x, dim)),
                jvp=lambda x_t, x, dim, keepdim: R.reduce_jvp(x_t, _others_product(x, dim), dim, keepdim))
 
 # ----- extremes -------------------------------------------------------------------------------
@@ -342,3 +344,6 @@ def min(x: Any, dim: Any = None, keepdim: bool = False, *, other: Any = None) ->
     """The smallest value, as torch.min: ``min(x)``, ``min(x, dim, keepdim)`` -> ``(values, indices)``
     or ``min(x, other)`` -> ``minimum(x, other)``; see ``max``."""
     return _extremes(x, dim, keepdim, other, amin, argmin, F.minimum, _MinResult)
+
+# ----- complex inputs: var, std and norm are real (gradients as torch's); prod conjugates -------------
+allow_complex(sum_to, sum, mean, var, std, prod, cumsum, cumprod, norm)

@@ -11,7 +11,7 @@ import numpy as np
 
 import funcgrad.ops as F
 from funcgrad.ops import formulas as R
-from funcgrad.ops.registry import composite, defop, tensor_method
+from funcgrad.ops.registry import allow_complex, composite, defop, tensor_method
 
 
 def _batch(g, ndim):
@@ -389,3 +389,7 @@ def _tile_method(self: Any, *dims: Any) -> Any:
 def _flip_method(self: Any, *dims: Any) -> Any:
     """``self`` reversed along ``dims`` (ints or one tuple)."""
     return flip(self, _varargs(dims))
+
+# ----- complex inputs: these rules only move, copy or sum values, so they hold as they are --------
+allow_complex(reshape, view, flatten, unflatten, squeeze, unsqueeze, broadcast_to, expand, permute, transpose, movedim,
+              diagonal, repeat, flip, roll, diag, triu, tril, trace)

@@ -7,7 +7,7 @@ import numpy as np
 
 import funcgrad.ops as F
 from funcgrad.core.structured import copy_to_write
-from funcgrad.ops.registry import LINEAR, defop
+from funcgrad.ops.registry import LINEAR, allow_complex, defop
 
 
 def _copy_slices(x, src, view_fn):
@@ -35,3 +35,6 @@ copy_slices = defop("copy_slices", _copy_slices,  # the overwritten region gets 
                     x=lambda g, x_shape, view_fn: _per_direction(g, x_shape, lambda d: F.copy_slices(d, 0.0, view_fn)),
                     src=lambda g, x_shape, view_fn: _per_direction(g, x_shape, view_fn),
                     jvp=LINEAR)  # LINEAR pushes a batch of tangents one direction at a time too
+
+# ----- complex inputs: these rules only move, copy or sum values, so they hold as they are --------
+allow_complex(alias, copy_slices)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.core.tensor import Tensor
-from funcgrad.func._pytree import TreeSpec, tree_flatten, tree_map, tree_unflatten
+from funcgrad.functional._pytree import TreeSpec, tree_flatten, tree_map, tree_unflatten
 
 Argnums = int | tuple[int, ...]
 

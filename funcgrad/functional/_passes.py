@@ -1,0 +1,61 @@
+"""The two passes every transform is built from: a reverse pass and a forward-mode pass.
+
+``reverse_pass`` runs the function with its differentiated leaves tracked for reverse mode and
+``pull`` sends cotangents (one, or a batch of them in one pass) back; ``push_pass`` runs it once under
+forward mode with a tangent (or a batch of tangents) per leaf.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from funcgrad.autograd import forward_ad
+from funcgrad.core.grad_mode import enable_grad
+from funcgrad.core.tensor import Tensor
+from funcgrad.functional._argnums import Call
+from funcgrad.functional._core import grad_or_none, tangent, zeros_for
+from funcgrad.ops import alias
+
+__all__ = ["reverse_pass", "pull", "push_pass"]
+
+
+def _tracked(x: Tensor) -> Tensor:
+    """A new Tensor object for ``x`` that requires grad, keeping ``x``'s history and tangent."""
+    y = alias(x)
+    return y if y.requires_grad else y.requires_grad_()
+
+
+def reverse_pass(call: Call) -> tuple[list[Tensor], list[Tensor], bool]:
+    """Run ``call`` for reverse mode: ``(inputs, outputs, keep_graph)``.
+
+    The graph is kept (``create_graph``) when an outer transform traces the inputs: they require
+    grad or carry a tangent.
+    """
+    keep = any(x.requires_grad or tangent(x) is not None for x in call.inputs)
+    with enable_grad():
+        xs = [_tracked(x) for x in call.inputs]
+        return xs, call(xs), keep
+
+
+def pull(outs: Sequence[Tensor], xs: Sequence[Tensor], cts: Sequence[Any], keep: bool,
+          batch: tuple[int, ...] = ()) -> list[Tensor]:
+    """The input cotangents for output cotangents ``cts`` (each with leading ``batch`` dims if any)."""
+    with enable_grad():
+        grads = grad_or_none(outs, xs, cts, create_graph=keep, batched=bool(batch))
+    return [g if g is not None else zeros_for(x, batch) for g, x in zip(grads, xs)]
+
+
+def push_pass(call: Call, tangents: Sequence[Any]) -> tuple[list[Tensor], list[Tensor], bool]:
+    """Run ``call`` under forward mode: ``(outputs, output tangents, keep_graph)``.
+
+    ``tangents`` has one entry per input, of its shape or with one leading batch dimension.
+    """
+    keep = any(x.requires_grad for x in call.inputs)
+    batch = tuple(np.shape(tangents[0])[:1]) if np.ndim(tangents[0]) > call.inputs[0].ndim else ()
+    with forward_ad.dual_level():
+        outs = call([forward_ad.make_dual(x, t) for x, t in zip(call.inputs, tangents)])
+        pairs = [forward_ad.unpack_dual(out) for out in outs]
+    return ([p.primal for p in pairs],
+            [p.tangent if p.tangent is not None else zeros_for(out, batch) for p, out in zip(pairs, outs)], keep)

@@ -1,0 +1,216 @@
+"""``funcgrad.nn.functional``'s layers: linear maps, activations, dropout, normalizations, embedding and
+one_hot, composed of table ops (so every derivative order comes from the table)."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from funcgrad import ops
+from funcgrad.core.grad_mode import no_grad
+from funcgrad.core.tensor import Tensor
+from funcgrad.creation import Generator, rand
+
+__all__ = ["linear", "bilinear", "relu", "leaky_relu", "elu", "gelu", "silu", "sigmoid", "tanh", "softplus",
+           "softmax", "log_softmax", "dropout", "dropout2d", "batch_norm", "layer_norm", "group_norm", "embedding",
+           "one_hot"]
+
+sigmoid = ops.sigmoid
+tanh = ops.tanh
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+# ----- linear maps ------------------------------------------------------------------------------
+def linear(input: Any, weight: Any, bias: Any = None) -> Any:
+    """input @ weight.T + bias, as torch: weight (out_features, in_features)."""
+    out = ops.matmul(input, ops.transpose(weight, 0, 1) if np.ndim(weight) == 2 else weight)
+    return out if bias is None else out + bias
+
+
+def bilinear(input1: Any, input2: Any, weight: Any, bias: Any = None) -> Any:
+    """out[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]."""
+    out = ops.einsum("...i,oij,...j->...o", input1, weight, input2)
+    return out if bias is None else out + bias
+
+
+# ----- activations -------------------------------------------------------------------------------
+def relu(input: Any, inplace: bool = False) -> Any:
+    """max(x, 0) (``inplace`` is accepted for torch's signature; the result is always a new tensor)."""
+    return ops.relu(input)
+
+
+def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) -> Any:
+    """x for x > 0, negative_slope * x otherwise (slope at 0, as torch)."""
+    return ops.where(ops.gt(input, 0), input, input * negative_slope)
+
+
+def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:
+    """x for x > 0, alpha (exp(x) - 1) otherwise."""
+    return ops.where(ops.gt(input, 0), input, alpha * ops.expm1(ops.minimum(input, 0.0)))  # no exp of a large x
+
+
+def gelu(input: Any, approximate: str = "none") -> Any:
+    """x Phi(x) with Phi the normal CDF; ``approximate="tanh"`` uses torch's tanh formula."""
+    if approximate == "tanh":
+        return 0.5 * input * (1.0 + ops.tanh(_SQRT_2_OVER_PI * (input + 0.044715 * input ** 3)))
+    if approximate != "none":
+        raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
+    return 0.5 * input * (1.0 + ops.erf(input * (1.0 / math.sqrt(2.0))))
+
+
+def silu(input: Any, inplace: bool = False) -> Any:
+    """x sigmoid(x)."""
+    return input * ops.sigmoid(input)
+
+
+def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
+    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (as torch)."""
+    return ops.where(ops.gt(input * beta, threshold), input, ops.logaddexp(0.0, input * beta) / beta)
+
+
+def _softmax_dim(ndim: int) -> int:
+    return 0 if ndim in (0, 1, 3) else 1  # torch's legacy implicit dim
+
+
+def softmax(input: Any, dim: int | None = None, dtype: Any = None) -> Any:
+    """exp(x) / sum(exp(x)) along ``dim``."""
+    x = input if dtype is None else ops.to_copy(input, np.dtype(dtype))
+    return ops.softmax(x, _softmax_dim(np.ndim(x)) if dim is None else dim)
+
+
+def log_softmax(input: Any, dim: int | None = None, dtype: Any = None) -> Any:
+    """x - logsumexp(x) along ``dim``."""
+    x = input if dtype is None else ops.to_copy(input, np.dtype(dtype))
+    return ops.log_softmax(x, _softmax_dim(np.ndim(x)) if dim is None else dim)
+
+
+# ----- dropout -----------------------------------------------------------------------------------
+def _check_probability(p: float) -> None:
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _keep_mask(shape: tuple[int, ...], p: float, dtype: Any, generator: Generator | None) -> np.ndarray:
+    """1 / (1 - p) where an element is kept (probability 1 - p), 0 where dropped."""
+    if p == 1.0:
+        return np.zeros(shape, dtype)
+    return ((rand(*shape, generator=generator).data >= p) / (1.0 - p)).astype(dtype)
+
+
+def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False,
+            generator: Generator | None = None) -> Any:
+    """Zero each element with probability ``p`` and scale the rest by 1 / (1 - p) (identity unless ``training``).
+    ``generator`` (an extension of torch's signature) makes the mask reproducible."""
+    _check_probability(p)
+    if not training or p == 0.0:
+        return input
+    return input * _keep_mask(np.shape(input), p, input.dtype, generator)
+
+
+def dropout2d(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False,
+              generator: Generator | None = None) -> Any:
+    """Zero whole channels ((N, C, H, W) or (C, H, W)) with probability ``p``, scaling the rest by 1 / (1 - p)."""
+    _check_probability(p)
+    if not training or p == 0.0:
+        return input
+    shape = np.shape(input)
+    return input * _keep_mask(tuple(shape[:-2]) + (1, 1), p, input.dtype, generator)
+
+
+# ----- normalizations ----------------------------------------------------------------------------
+def _channel_shape(ndim: int, channels: int) -> tuple[int, ...]:
+    return (1, channels) + (1,) * (ndim - 2)
+
+
+def batch_norm(input: Any, running_mean: Tensor | None, running_var: Tensor | None, weight: Any = None,
+               bias: Any = None, training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Any:
+    """Normalize each channel (dim 1) by the batch's mean and biased variance when ``training`` (updating the
+    running statistics in place with ``momentum``, the variance unbiased), else by the running statistics."""
+    shape = np.shape(input)
+    dims = (0,) + tuple(range(2, len(shape)))
+    channel = _channel_shape(len(shape), shape[1])
+    if training:
+        count = math.prod(shape) // shape[1]
+        if count <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {shape}")
+        mean = ops.mean(input, dims)
+        var = ops.var(input, dims, correction=0)
+        if running_mean is not None and running_var is not None:
+            with no_grad():
+                m = momentum
+                running_mean.data = ((1 - m) * running_mean.data + m * _array(mean)).astype(running_mean.dtype)
+                unbiased = _array(var) * (count / (count - 1))
+                running_var.data = ((1 - m) * running_var.data + m * unbiased).astype(running_var.dtype)
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+        mean, var = running_mean, running_var
+    out = (input - ops.reshape(mean, channel)) * ops.reshape(ops.rsqrt(var + eps), channel)
+    if weight is not None:
+        out = out * ops.reshape(weight, channel)
+    if bias is not None:
+        out = out + ops.reshape(bias, channel)
+    return out
+
+
+def _array(value: Any) -> np.ndarray:
+    return value.data if isinstance(value, Tensor) else np.asarray(value)
+
+
+def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any = None, eps: float = 1e-5) -> Any:
+    """Normalize over the last ``len(normalized_shape)`` dims (biased variance), then scale and shift."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(np.shape(input)[-len(shape):]) != shape:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
+                           f"{', '.join(map(str, shape))}], but got input of size{list(np.shape(input))}")
+    dims = tuple(range(-len(shape), 0))
+    mean = ops.mean(input, dims, True)
+    out = (input - mean) * ops.rsqrt(ops.var(input, dims, correction=0, keepdim=True) + eps)
+    if weight is not None:
+        out = out * weight
+    return out if bias is None else out + bias
+
+
+def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None, eps: float = 1e-5) -> Any:
+    """Normalize each sample's channels in ``num_groups`` groups, then scale and shift per channel."""
+    shape = tuple(np.shape(input))
+    if shape[1] % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(shape)} and num_groups={num_groups}")
+    grouped = ops.reshape(input, (shape[0], num_groups, -1))
+    mean = ops.mean(grouped, -1, True)
+    normed = (grouped - mean) * ops.rsqrt(ops.var(grouped, -1, correction=0, keepdim=True) + eps)
+    out = ops.reshape(normed, shape)
+    channel = _channel_shape(len(shape), shape[1])
+    if weight is not None:
+        out = out * ops.reshape(weight, channel)
+    return out if bias is None else out + ops.reshape(bias, channel)
+
+
+# ----- lookups -----------------------------------------------------------------------------------
+def embedding(input: Any, weight: Any, padding_idx: int | None = None) -> Any:
+    """Rows of ``weight`` at the integer ``input``; the row at ``padding_idx`` gets no gradient."""
+    index = _array(input)
+    if index.dtype.kind not in "iu":
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {index.dtype} instead")
+    if padding_idx is not None:
+        keep = np.ones((np.shape(weight)[0], 1), weight.dtype)
+        keep[padding_idx] = 0
+        if isinstance(weight, Tensor):
+            weight = weight * keep + weight.detach() * (1 - keep)
+    return ops.getitem(weight, index)
+
+
+def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
+    """int64 one-hot rows: out[..., c] = 1 where tensor == c (``num_classes=-1``: max + 1)."""
+    index = _array(tensor)
+    if index.dtype.kind not in "iu":
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if index.size and index.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    n = int(index.max()) + 1 if num_classes == -1 else num_classes
+    if index.size and index.max() >= n:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return Tensor((index[..., None] == np.arange(n)).astype(np.int64))

@@ -1,0 +1,154 @@
+"""``funcgrad.nn.functional``'s losses, with torch's reductions, weights and conventions, composed of
+table ops (so every derivative order comes from the table)."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from funcgrad import ops
+from funcgrad.core.tensor import Tensor
+from funcgrad.nn._functional_layers import log_softmax
+
+__all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"]
+
+
+def _reduce(loss: Any, reduction: str) -> Any:
+    if reduction == "mean":
+        return ops.mean(loss)
+    if reduction == "sum":
+        return ops.sum(loss)
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _array(value: Any) -> np.ndarray:
+    return value.data if isinstance(value, Tensor) else np.asarray(value)
+
+
+# ----- regression --------------------------------------------------------------------------------
+def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:
+    """(input - target)^2, reduced."""
+    return _reduce((input - target) ** 2, reduction)
+
+
+def l1_loss(input: Any, target: Any, reduction: str = "mean") -> Any:
+    """|input - target|, reduced (gradient 0 where they are equal, as torch)."""
+    return _reduce(ops.abs(input - target), reduction)
+
+
+def smooth_l1_loss(input: Any, target: Any, reduction: str = "mean", beta: float = 1.0) -> Any:
+    """0.5 d^2 / beta where d = |input - target| < beta, else d - 0.5 beta (``beta=0``: l1_loss)."""
+    if beta == 0.0:
+        return l1_loss(input, target, reduction)
+    d = ops.abs(input - target)
+    return _reduce(ops.where(ops.lt(d, beta), 0.5 * d * d / beta, d - 0.5 * beta), reduction)
+
+
+def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 1.0) -> Any:
+    """0.5 d^2 where d = |input - target| < delta, else delta (d - 0.5 delta)."""
+    d = ops.abs(input - target)
+    return _reduce(ops.where(ops.lt(d, delta), 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
+
+
+# ----- classification ----------------------------------------------------------------------------
+def _class_targets(input: Any, target: Any, ignore_index: int) -> tuple[np.ndarray, np.ndarray]:
+    """Integer targets checked against the class count, with ignored entries replaced by 0, and the
+    mask of the entries that count."""
+    index = _array(target)
+    if index.dtype.kind not in "iu":
+        raise RuntimeError(f"expected scalar type Long but found {index.dtype}")
+    classes = np.shape(input)[1] if np.ndim(input) > 1 else np.shape(input)[0]
+    counted = index != ignore_index
+    bad = index[counted & ((index < 0) | (index >= classes))]
+    if bad.size:
+        raise IndexError(f"Target {bad.flat[0]} is out of bounds.")
+    return np.where(counted, index, 0), counted
+
+
+def _picked(logp: Any, index: np.ndarray) -> Any:
+    """logp[n, target[n], ...]: the class dim (1, or 0 for a single sample) indexed by the targets."""
+    dim = 1 if np.ndim(logp) > 1 else 0
+    return ops.squeeze(ops.take_along_dim(logp, np.expand_dims(index, dim), dim), dim)
+
+
+def nll_loss(input: Any, target: Any, weight: Any = None, ignore_index: int = -100, reduction: str = "mean") -> Any:
+    """-weight[t] input[n, t] for class indices t = target[n] (input: log-probabilities (N, C, ...) or (C,));
+    ``mean`` divides by the summed weights of the counted targets, as torch."""
+    index, counted = _class_targets(input, target, ignore_index)
+    w = (np.ones(np.shape(input)[1 if np.ndim(input) > 1 else 0]) if weight is None else _array(weight))[index]
+    w = np.where(counted, w, 0.0).astype(input.dtype)
+    loss = -_picked(input, index) * w
+    if reduction == "mean":
+        return ops.sum(loss) / w.sum()
+    return _reduce(loss, reduction)
+
+
+def cross_entropy(input: Any, target: Any, weight: Any = None, ignore_index: int = -100, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Any:
+    """log_softmax over the class dim, then nll_loss (integer targets) or -sum_c weight[c] p[c] log q[c]
+    (class probabilities, the target's shape); ``label_smoothing`` eps mixes the target with uniform eps / C."""
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    dim = 1 if np.ndim(input) > 1 else 0
+    classes = np.shape(input)[dim]
+    logp = log_softmax(input, dim)
+    w = None if weight is None else _array(weight).reshape((classes,) + (1,) * (np.ndim(input) - dim - 1))
+    if _array(target).dtype.kind == "f":  # class probabilities
+        if np.shape(target) != np.shape(input):
+            raise RuntimeError("Expected target size to match input size for class probabilities")
+        p = target * (1.0 - label_smoothing) + label_smoothing / classes if label_smoothing else target
+        terms = logp * p if w is None else logp * p * w
+        loss = -ops.sum(terms, dim)
+        if reduction == "mean":
+            return ops.sum(loss) / (np.prod(np.shape(input)) // classes if np.ndim(input) else 1)
+        return _reduce(loss, reduction)
+    nll = nll_loss(logp, target, weight, ignore_index, reduction)
+    if not label_smoothing:
+        return nll
+    index, counted = _class_targets(input, target, ignore_index)
+    smooth = -ops.sum(logp if w is None else logp * w, dim) * counted
+    if reduction == "mean":
+        total = (_array(weight)[index] * counted).sum() if weight is not None else counted.sum()
+        smooth = ops.sum(smooth) / total
+    else:
+        smooth = _reduce(smooth, reduction)
+    return (1.0 - label_smoothing) * nll + smooth * (label_smoothing / classes)
+
+
+def binary_cross_entropy(input: Any, target: Any, weight: Any = None, reduction: str = "mean") -> Any:
+    """-(t log x + (1 - t) log(1 - x)), each log clamped at -100 as torch; ``input`` are probabilities."""
+    x = _array(input)
+    if x.size and (x.min() < 0 or x.max() > 1):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    if np.shape(target) != np.shape(input):
+        raise ValueError(f"Using a target size ({np.shape(target)}) that is different to the input size "
+                         f"({np.shape(input)}) is deprecated. Please ensure they have the same size.")
+    loss = -(target * ops.clamp(ops.log(input), -100.0) + (1 - target) * ops.clamp(ops.log(1 - input), -100.0))
+    return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None, reduction: str = "mean",
+                                     pos_weight: Any = None) -> Any:
+    """binary_cross_entropy of sigmoid(input), computed stably: (1 - t) x + (1 + (pos_weight - 1) t) softplus(-x)."""
+    if np.shape(target) != np.shape(input):
+        raise ValueError(f"Target size ({np.shape(target)}) must be the same as input size ({np.shape(input)})")
+    softplus_neg = ops.logaddexp(0.0, -input)  # log(1 + exp(-x)), smooth and stable
+    scale = 1.0 if pos_weight is None else (pos_weight - 1) * target + 1
+    loss = (1 - target) * input + scale * softplus_neg
+    return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+def kl_div(input: Any, target: Any, reduction: str = "mean", log_target: bool = False) -> Any:
+    """Pointwise t (log t - input) (0 where t = 0), or exp(t) (t - input) with ``log_target``; input holds
+    log-probabilities. ``reduction="batchmean"`` divides the sum by the batch size."""
+    if log_target:
+        loss = ops.exp(target) * (target - input)
+    else:
+        positive = ops.gt(target, 0)
+        loss = ops.where(positive, target * ops.log(ops.where(positive, target, 1.0)), 0.0) - target * input
+    if reduction == "batchmean":
+        return ops.sum(loss) / (np.shape(input)[0] if np.ndim(input) else 1)
+    return _reduce(loss, reduction)

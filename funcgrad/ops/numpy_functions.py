@@ -1,0 +1,595 @@
+"""NumPy's functions on Tensors, with NumPy's signatures, written with the table's ops.
+
+``FUNCTIONS`` maps a NumPy function (``np.sum``, ``np.linalg.solve``, ...) to its version here, which
+``Tensor.__array_function__`` calls: each takes NumPy's parameters (``axis``, ``keepdims``, ``ddof``,
+``axes``, ...) and means what NumPy means (``np.var`` is biased, ``np.repeat`` repeats elements,
+``np.split`` takes section counts or indices), so the result equals NumPy's and carries the graph.
+Functions whose results have no derivative (``argmax``, ``argsort``, ``nonzero``, ``isclose``, ...)
+return plain NumPy results computed on the data. A NumPy function not listed raises a TypeError
+naming it (``numpy_protocols``).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+import funcgrad.ops as F
+from funcgrad.core.tensor import Tensor
+from funcgrad.ops.derivatives.linalg import (
+    linalg_cholesky,
+    linalg_det,
+    linalg_eigh,
+    linalg_inv,
+    linalg_pinv,
+    linalg_qr,
+    linalg_slogdet,
+    linalg_solve,
+    linalg_svd,
+    linalg_svdvals,
+)
+from funcgrad.ops.linalg_norms import norm as linalg_norm
+
+__all__ = ["FUNCTIONS", "dot"]
+
+FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
+
+
+def implements(*numpy_functions: Callable[..., Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated function as funcgrad's version of ``numpy_functions``."""
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for f in numpy_functions:
+            FUNCTIONS[f] = fn
+        return fn
+    return register
+
+
+def _data(a: Any) -> Any:
+    return a.data if isinstance(a, Tensor) else a
+
+
+def _plain(*numpy_functions: Callable[..., Any]) -> None:
+    """Functions whose results carry no gradient: NumPy's own result, computed on the data."""
+    def plain_on_data(f: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            args = tuple([type(a)(_data(e) for e in a) if isinstance(a, list | tuple) else _data(a) for a in args])
+            return f(*args, **{k: _data(v) for k, v in kwargs.items()})
+        return call
+    for f in numpy_functions:
+        FUNCTIONS[f] = plain_on_data(f)
+
+
+def _reject(name: str, **given: Any) -> None:
+    """A TypeError for NumPy options funcgrad does not offer (``out=`` an ndarray would cut the graph)."""
+    bad = [k for k, v in given.items() if v is not None and v is not np._NoValue]
+    if bad:
+        raise TypeError(f"np.{name} on Tensors does not support {', '.join(bad)}=; compute without it")
+
+
+def _cast(result: Any, dtype: Any) -> Any:
+    if dtype is None or np.dtype(dtype) == np.result_type(_data(result)):
+        return result
+    return F.to_copy(result, np.dtype(dtype))
+
+
+def _flat(a: Any) -> Any:
+    return F.reshape(a, (-1,))
+
+
+def _ndim(a: Any) -> int:
+    return np.ndim(_data(a))
+
+
+# ----- reductions ------------------------------------------------------------------------------------------
+@implements(np.sum)
+def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
+        initial: Any = np._NoValue, where: Any = np._NoValue) -> Any:
+    """``np.sum``."""
+    _reject("sum", out=out, initial=initial, where=where)
+    return _cast(F.sum(a, axis, keepdims), dtype)
+
+
+@implements(np.mean)
+def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, *,
+         where: Any = np._NoValue) -> Any:
+    """``np.mean``."""
+    _reject("mean", out=out, where=where)
+    return _cast(F.mean(a, axis, keepdims), dtype)
+
+
+@implements(np.prod)
+def prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+         initial: Any = np._NoValue, where: Any = np._NoValue) -> Any:
+    """``np.prod``."""
+    _reject("prod", out=out, initial=initial, where=where)
+    return _cast(F.prod(a, axis, keepdims), dtype)
+
+
+@implements(np.var)
+def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0, keepdims: bool = False, *,
+        where: Any = np._NoValue, mean: Any = np._NoValue, correction: Any = np._NoValue) -> Any:
+    """``np.var`` (biased by default, as NumPy: ``ddof=0``)."""
+    _reject("var", out=out, where=where, mean=mean)
+    return _cast(F.var(a, axis, ddof if correction is np._NoValue else correction, keepdims), dtype)
+
+
+@implements(np.std)
+def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0, keepdims: bool = False, *,
+        where: Any = np._NoValue, mean: Any = np._NoValue, correction: Any = np._NoValue) -> Any:
+    """``np.std`` (biased by default, as NumPy: ``ddof=0``)."""
+    _reject("std", out=out, where=where, mean=mean)
+    return _cast(F.std(a, axis, ddof if correction is np._NoValue else correction, keepdims), dtype)
+
+
+@implements(np.max, np.amax)
+def amax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = np._NoValue,
+         where: Any = np._NoValue) -> Any:
+    """``np.max`` (the values; ties share the gradient, as torch's amax)."""
+    _reject("max", out=out, initial=initial, where=where)
+    return F.amax(a, axis, keepdims)
+
+
+@implements(np.min, np.amin)
+def amin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = np._NoValue,
+         where: Any = np._NoValue) -> Any:
+    """``np.min``."""
+    _reject("min", out=out, initial=initial, where=where)
+    return F.amin(a, axis, keepdims)
+
+
+@implements(np.average)
+def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, *, keepdims: bool = False) -> Any:
+    """``np.average``: the mean, or the ``weights``-weighted mean (1-D weights run along ``axis``)."""
+    if weights is None:
+        avg = F.mean(a, axis, keepdims)
+        count = np.size(_data(a)) // max(np.size(_data(avg)), 1)
+        return (avg, np.full(np.shape(_data(avg)), float(count))) if returned else avg
+    if _ndim(weights) == 1 and _ndim(a) > 1:
+        if axis is None or not isinstance(axis, int):
+            raise TypeError("np.average: 1-D weights need an integer axis when a is not 1-D")
+        shape = [1] * _ndim(a)
+        shape[axis] = -1
+        weights = F.reshape(weights, tuple(shape))
+    scale = F.sum(F.broadcast_to(weights, np.shape(_data(a))), axis, keepdims)
+    avg = F.div(F.sum(F.mul(a, weights), axis, keepdims), scale)
+    return (avg, scale) if returned else avg
+
+
+@implements(np.cumsum)
+def cumsum(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Any:
+    """``np.cumsum`` (over the flattened array without an axis)."""
+    _reject("cumsum", out=out)
+    return _cast(F.cumsum(_flat(a), 0) if axis is None else F.cumsum(a, axis), dtype)
+
+
+@implements(np.cumprod)
+def cumprod(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Any:
+    """``np.cumprod`` (over the flattened array without an axis)."""
+    _reject("cumprod", out=out)
+    return _cast(F.cumprod(_flat(a), 0) if axis is None else F.cumprod(a, axis), dtype)
+
+
+# ----- products -------------------------------------------------------------------------------------------
+@implements(np.dot)
+def dot(a: Any, b: Any, out: Any = None) -> Any:
+    """``np.dot``: a product for scalars, the inner product of vectors, else a sum over the last axis of
+    ``a`` and the second-to-last of ``b``."""
+    _reject("dot", out=out)
+    na, nb = _ndim(a), _ndim(b)
+    if na == 0 or nb == 0:
+        return F.mul(a, b)
+    if nb <= 2:
+        return F.matmul(a, b)
+    return F.tensordot(a, b, ([na - 1], [nb - 2]))
+
+
+@implements(np.vdot)
+def vdot(a: Any, b: Any) -> Any:
+    """``np.vdot``: the inner product of the flattened arrays (``a`` conjugated)."""
+    return F.vdot(_flat(a), _flat(b))
+
+
+@implements(np.inner)
+def inner(a: Any, b: Any) -> Any:
+    """``np.inner``: a sum over the last axes."""
+    if _ndim(a) == 0 or _ndim(b) == 0:
+        return F.mul(a, b)
+    return F.tensordot(a, b, ([_ndim(a) - 1], [_ndim(b) - 1]))
+
+
+@implements(np.outer)
+def outer(a: Any, b: Any, out: Any = None) -> Any:
+    """``np.outer`` of the flattened arrays."""
+    _reject("outer", out=out)
+    return F.outer(_flat(a), _flat(b))
+
+
+@implements(np.einsum)
+def einsum(subscripts: str, *operands: Any, out: Any = None, optimize: Any = False, **kwargs: Any) -> Any:
+    """``np.einsum`` (explicit or implicit output; the contraction order is funcgrad's)."""
+    _reject("einsum", out=out, **kwargs)
+    return F.einsum(subscripts, *operands)
+
+
+@implements(np.tensordot)
+def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
+    """``np.tensordot``."""
+    return F.tensordot(a, b, axes if isinstance(axes, int) else ([*np.atleast_1d(axes[0])],
+                                                                  [*np.atleast_1d(axes[1])]))
+
+
+@implements(np.kron)
+def kron(a: Any, b: Any) -> Any:
+    """``np.kron``: block ``i`` of the result is ``a[i] * b``."""
+    n = max(_ndim(a), _ndim(b))
+    sa, sb = (1,) * (n - _ndim(a)) + np.shape(_data(a)), (1,) * (n - _ndim(b)) + np.shape(_data(b))
+    # a: (s0, 1, s1, 1, ...) times b: (1, t0, 1, t1, ...) -> (s0, t0, s1, t1, ...) -> (s0 t0, s1 t1, ...)
+    spread_a = F.reshape(a, tuple(d for s in sa for d in (s, 1)))
+    product = F.mul(spread_a, F.reshape(b, tuple(d for t in sb for d in (1, t))))
+    return F.reshape(product, tuple(s * t for s, t in zip(sa, sb)))
+
+
+@implements(np.trace)
+def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None, out: Any = None) -> Any:
+    """``np.trace``: the sums along diagonals."""
+    _reject("trace", out=out)
+    return _cast(F.sum(F.diagonal(a, offset, axis1, axis2), -1), dtype)
+
+
+# ----- matrices and shapes --------------------------------------------------------------------------------
+@implements(np.diag)
+def diag(v: Any, k: int = 0) -> Any:
+    """``np.diag``."""
+    return F.diag(v, k)
+
+
+@implements(np.diagonal)
+def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    """``np.diagonal``."""
+    return F.diagonal(a, offset, axis1, axis2)
+
+
+@implements(np.tril)
+def tril(m: Any, k: int = 0) -> Any:
+    """``np.tril``."""
+    return F.tril(m, k)
+
+
+@implements(np.triu)
+def triu(m: Any, k: int = 0) -> Any:
+    """``np.triu``."""
+    return F.triu(m, k)
+
+
+def _check_order(name: str, order: str) -> None:
+    if order != "C":
+        raise TypeError(f"np.{name} on Tensors supports order='C' only")
+
+
+@implements(np.reshape)
+def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None, copy: bool | None = None) -> Any:
+    """``np.reshape``."""
+    _check_order("reshape", order)
+    shape = newshape if shape is None else shape
+    return F.reshape(a, (shape,) if isinstance(shape, int) else tuple(shape))
+
+
+@implements(np.ravel)
+def ravel(a: Any, order: str = "C") -> Any:
+    """``np.ravel``."""
+    _check_order("ravel", order)
+    return _flat(a)
+
+
+@implements(np.transpose)
+def transpose(a: Any, axes: Any = None) -> Any:
+    """``np.transpose``: dims permuted (reversed by default)."""
+    return F.permute(a, tuple(range(_ndim(a) - 1, -1, -1)) if axes is None else tuple(axes))
+
+
+@implements(np.swapaxes)
+def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
+    """``np.swapaxes``."""
+    return F.transpose(a, axis1, axis2)
+
+
+@implements(np.moveaxis)
+def moveaxis(a: Any, source: Any, destination: Any) -> Any:
+    """``np.moveaxis``."""
+    return F.movedim(a, source, destination)
+
+
+@implements(np.squeeze)
+def squeeze(a: Any, axis: Any = None) -> Any:
+    """``np.squeeze``."""
+    return F.squeeze(a, axis)
+
+
+@implements(np.expand_dims)
+def expand_dims(a: Any, axis: Any) -> Any:
+    """``np.expand_dims`` (several axes at once given a tuple)."""
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    n = _ndim(a) + len(axes)
+    for ax in sorted(d % n for d in axes):
+        a = F.unsqueeze(a, ax)
+    return a
+
+
+@implements(np.broadcast_to)
+def broadcast_to(array: Any, shape: Any, subok: bool = False) -> Any:
+    """``np.broadcast_to``."""
+    return F.broadcast_to(array, (shape,) if isinstance(shape, int) else tuple(shape))
+
+
+def _at_least(n: int, lead: Callable[[tuple[int, ...]], tuple[int, ...]]) -> Callable[..., Any]:
+    def at_least(*arys: Any) -> Any:
+        out = [a if _ndim(a) >= n else F.reshape(a, lead(np.shape(_data(a)))) for a in arys]
+        return out[0] if len(out) == 1 else tuple(out)
+    at_least.__doc__ = f"``np.atleast_{n}d``."
+    return at_least
+
+
+atleast_1d = implements(np.atleast_1d)(_at_least(1, lambda s: (1,)))
+atleast_2d = implements(np.atleast_2d)(_at_least(2, lambda s: (1,) * (2 - len(s)) + s))
+atleast_3d = implements(np.atleast_3d)(_at_least(3, lambda s: {0: (1, 1, 1), 1: (1, *s, 1), 2: (*s, 1)}[len(s)]))
+
+
+# ----- joining and splitting ------------------------------------------------------------------------------
+@implements(np.concatenate)
+def concatenate(arrays: Sequence[Any], axis: int | None = 0, out: Any = None, dtype: Any = None,
+                casting: str = "same_kind") -> Any:
+    """``np.concatenate`` (of the flattened arrays when ``axis`` is None)."""
+    _reject("concatenate", out=out)
+    arrays = [_flat(a) for a in arrays] if axis is None else list(arrays)
+    return _cast(F.cat(arrays, 0 if axis is None else axis), dtype)
+
+
+@implements(np.stack)
+def stack(arrays: Sequence[Any], axis: int = 0, out: Any = None, *, dtype: Any = None,
+          casting: str = "same_kind") -> Any:
+    """``np.stack``."""
+    _reject("stack", out=out)
+    return _cast(F.stack(list(arrays), axis), dtype)
+
+
+@implements(np.hstack)
+def hstack(tup: Sequence[Any], *, dtype: Any = None, casting: str = "same_kind") -> Any:
+    """``np.hstack``: along the first axis for 1-D arrays, else the second."""
+    arrays = [atleast_1d(a) for a in tup]
+    return _cast(F.cat(arrays, 0 if _ndim(arrays[0]) == 1 else 1), dtype)
+
+
+@implements(np.vstack)
+def vstack(tup: Sequence[Any], *, dtype: Any = None, casting: str = "same_kind") -> Any:
+    """``np.vstack``: rows stacked (1-D arrays become rows)."""
+    return _cast(F.cat([atleast_2d(a) for a in tup], 0), dtype)
+
+
+@implements(np.column_stack)
+def column_stack(tup: Sequence[Any]) -> Any:
+    """``np.column_stack``: 1-D arrays become columns."""
+    return F.cat([F.reshape(a, (-1, 1)) if _ndim(a) < 2 else a for a in tup], 1)
+
+
+def _sections(name: str, n: int, indices_or_sections: Any, even: bool) -> list[int]:
+    """Sizes of the pieces NumPy's split/array_split cut a length-``n`` axis into."""
+    if isinstance(indices_or_sections, int | np.integer):
+        k = int(indices_or_sections)
+        if k <= 0:
+            raise ValueError("number sections must be larger than 0.")
+        if even and n % k:
+            raise ValueError("array split does not result in an equal division")
+        return [n // k + 1] * (n % k) + [n // k] * (k - n % k)
+    bounds = [0, *[min(max(int(i) if i >= 0 else n + int(i), 0), n) for i in indices_or_sections], n]
+    return [max(b - a, 0) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _split(a: Any, sizes: list[int], axis: int) -> list[Any]:
+    ax = axis % _ndim(a)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int)
+    return [a[(slice(None),) * ax + (slice(s, s + n),)] for s, n in zip(starts, sizes)]
+
+
+@implements(np.split)
+def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    """``np.split``: ``k`` equal sections, or cuts at the given indices."""
+    return _split(ary, _sections("split", np.shape(_data(ary))[axis], indices_or_sections, True), axis)
+
+
+@implements(np.array_split)
+def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    """``np.array_split``: as split, the first sections one longer when ``k`` does not divide the axis."""
+    return _split(ary, _sections("array_split", np.shape(_data(ary))[axis], indices_or_sections, False), axis)
+
+
+# ----- selection and rearrangement ------------------------------------------------------------------------
+@implements(np.where)
+def where(condition: Any, x: Any = None, y: Any = None) -> Any:
+    """``np.where(condition, x, y)``; ``np.where(condition)`` is ``nonzero`` (plain index arrays)."""
+    if x is None and y is None:
+        return np.nonzero(_data(condition))
+    return F.where(condition, x, y)
+
+
+@implements(np.clip)
+def clip(a: Any, a_min: Any = np._NoValue, a_max: Any = np._NoValue, out: Any = None, *, min: Any = np._NoValue,  # noqa: A002
+         max: Any = np._NoValue) -> Any:  # noqa: A002
+    """``np.clip`` (gradient 1 at the bounds, as torch's clamp)."""
+    _reject("clip", out=out)
+    low = min if a_min is np._NoValue else a_min
+    high = max if a_max is np._NoValue else a_max
+    return F.clamp(a, None if low is np._NoValue else low, None if high is np._NoValue else high)
+
+
+@implements(np.diff)
+def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = np._NoValue, append: Any = np._NoValue) -> Any:
+    """``np.diff``: ``n``-th differences along ``axis``."""
+    ax = axis % _ndim(a)
+    pieces = [a]
+    for value, at in ((prepend, 0), (append, 1)):
+        if value is not np._NoValue:
+            shape = list(np.shape(_data(a)))
+            shape[ax] = 1
+            edge = value if _ndim(value) == len(shape) else F.broadcast_to(value, tuple(shape))
+            pieces.insert(at * len(pieces), edge)
+    if len(pieces) > 1:
+        a = F.cat(pieces, ax)
+    lead = (slice(None),) * ax
+    for _ in range(n):
+        a = F.sub(a[lead + (slice(1, None),)], a[lead + (slice(None, -1),)])
+    return a
+
+
+@implements(np.sort)
+def sort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None, *, stable: Any = None) -> Any:
+    """``np.sort``: the values in order (each gradient goes back to where its value came from)."""
+    if axis is None:
+        a, axis = _flat(a), 0
+    return F.take_along_dim(a, np.argsort(_data(a), axis=axis, kind=kind, stable=stable), axis)
+
+
+@implements(np.take)
+def take(a: Any, indices: Any, axis: int | None = None, out: Any = None, mode: str = "raise") -> Any:
+    """``np.take``: elements at ``indices`` along ``axis`` (of the flattened array without one)."""
+    _reject("take", out=out)
+    if axis is None:
+        a, axis = _flat(a), 0
+    return a[(slice(None),) * (axis % _ndim(a)) + (_data(indices),)]
+
+
+@implements(np.take_along_axis)
+def take_along_axis(arr: Any, indices: Any, axis: int | None = -1) -> Any:
+    """``np.take_along_axis``."""
+    return F.take_along_dim(arr, _data(indices), axis)
+
+
+@implements(np.pad)
+def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
+    """``np.pad`` in modes 'constant' (0 or a scalar ``constant_values``), 'reflect', 'edge' and 'wrap'."""
+    modes = {"constant": "constant", "reflect": "reflect", "edge": "replicate", "wrap": "circular"}
+    value = kwargs.pop("constant_values", 0)
+    if mode not in modes or kwargs or np.ndim(value):
+        raise TypeError(f"np.pad on Tensors supports the modes {', '.join(modes)} with a scalar constant_values")
+    n = _ndim(array)
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (n, 2))
+    flat = tuple(int(w) for pair in widths[::-1] for w in pair)  # torch's order: last dim first
+    padded = F.pad(array, flat, modes[mode])
+    if value == 0 or mode != "constant":
+        return padded
+    mask = np.pad(np.zeros(np.shape(_data(array)), bool), widths, constant_values=True)
+    return F.where(mask, value, padded)
+
+
+@implements(np.tile)
+def tile(A: Any, reps: Any) -> Any:  # noqa: N803
+    """``np.tile``."""
+    return F.tile(A, (reps,) if isinstance(reps, int) else tuple(reps))
+
+
+@implements(np.repeat)
+def repeat(a: Any, repeats: Any, axis: int | None = None) -> Any:
+    """``np.repeat``: each element repeated (not torch's tiling ``repeat``)."""
+    if axis is None:
+        a, axis = _flat(a), 0
+    n = np.shape(_data(a))[axis]
+    return take(a, np.repeat(np.arange(n), _data(repeats)), axis)
+
+
+@implements(np.roll)
+def roll(a: Any, shift: Any, axis: Any = None) -> Any:
+    """``np.roll``."""
+    return F.roll(a, shift, axis)
+
+
+@implements(np.flip)
+def flip(m: Any, axis: Any = None) -> Any:
+    """``np.flip`` (every axis by default)."""
+    return F.flip(m, tuple(range(_ndim(m))) if axis is None else axis)
+
+
+@implements(np.copy)
+def copy(a: Any, order: str = "K", subok: bool = False) -> Any:
+    """``np.copy``: a differentiable copy."""
+    return F.clone(a)
+
+
+@implements(np.astype)
+def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
+    """``np.astype``: a differentiable conversion."""
+    return F.to_copy(x, np.dtype(dtype))
+
+
+@implements(np.round, np.around)
+def round(a: Any, decimals: int = 0, out: Any = None) -> Any:  # noqa: A001
+    """``np.round`` (half to even; zero gradient, as torch)."""
+    _reject("round", out=out)
+    return F.round(a, decimals)
+
+
+def _like(make: Callable[..., Any]) -> Callable[..., Any]:
+    def like(a: Any, *args: Any, **kwargs: Any) -> Tensor:
+        return Tensor._wrap(make(_data(a), *[_data(v) for v in args], **kwargs))
+    like.__doc__ = f"``np.{make.__name__}``: a new Tensor that does not require grad."
+    return like
+
+
+for _make in (np.zeros_like, np.ones_like, np.empty_like, np.full_like):
+    implements(_make)(_like(_make))
+
+
+# ----- linear algebra -------------------------------------------------------------------------------------
+@implements(np.linalg.norm)
+def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002
+    """``np.linalg.norm``."""
+    return linalg_norm(x, ord, axis, keepdims)
+
+
+@implements(np.linalg.eigh)
+def eigh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
+    """``np.linalg.eigh`` (of the lower triangle's symmetric matrix, as NumPy)."""
+    return linalg_eigh(a if UPLO == "L" else F.transpose(a, -2, -1))
+
+
+@implements(np.linalg.eigvalsh)
+def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
+    """``np.linalg.eigvalsh``."""
+    return eigh(a, UPLO)[0]
+
+
+@implements(np.linalg.svd)
+def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False) -> Any:
+    """``np.linalg.svd``."""
+    return linalg_svd(a, full_matrices) if compute_uv else linalg_svdvals(a)
+
+
+@implements(np.linalg.qr)
+def qr(a: Any, mode: str = "reduced") -> Any:
+    """``np.linalg.qr`` in its 'reduced' mode."""
+    if mode != "reduced":
+        raise TypeError("np.linalg.qr on Tensors supports mode='reduced' only")
+    return linalg_qr(a)
+
+
+@implements(np.linalg.cholesky)
+def cholesky(a: Any, /, *, upper: bool = False) -> Any:
+    """``np.linalg.cholesky``."""
+    L = linalg_cholesky(a)  # noqa: N806
+    return F.transpose(L, -2, -1) if upper else L
+
+
+@implements(np.linalg.pinv)
+def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = np._NoValue) -> Any:
+    """``np.linalg.pinv``."""
+    tol = rtol if rtol is not np._NoValue else rcond
+    return linalg_pinv(a, rtol=tol, hermitian=hermitian)
+
+
+for _np_fn, _fn in ((np.linalg.inv, linalg_inv), (np.linalg.det, linalg_det),
+                    (np.linalg.slogdet, linalg_slogdet), (np.linalg.solve, linalg_solve)):
+    FUNCTIONS[_np_fn] = _fn
+
+# ----- no derivative: NumPy's own results on the data -----------------------------------------------------
+_plain(np.argmax, np.argmin, np.argsort, np.nonzero, np.argwhere, np.flatnonzero, np.count_nonzero, np.any,
+       np.all, np.isclose, np.allclose, np.array_equal, np.shape, np.ndim, np.size, np.result_type, np.searchsorted,
+       np.may_share_memory, np.shares_memory, np.iscomplexobj, np.isrealobj)

@@ -1,0 +1,220 @@
+"""Truncated Taylor series arithmetic: the recurrences the Taylor-mode rules (``taylor.py``) are made of.
+
+A series is a stacked array ``X`` of shape ``(K + 1, *shape)`` holding the normalized coefficients of
+x(t) = x_0 + x_1 t + ... + x_K t^K, that is x_k = x^(k)(0) / k!; ``X[0]`` is the primal value. Each
+function returns its result's series to the same order K, each coefficient from the lower ones by
+the standard recurrences (Griewank & Walther, *Evaluating Derivatives*, ch. 13): O(K^2) work per op,
+each inner sum over j one product of stacked arrays. A result is filled coefficient by coefficient
+into an array from ``np.empty_like`` of an input, so under ``func.jit`` (whose traced arrays record
+slicing, ufuncs and item assignment) all of it is recorded.
+
+Most rules of smooth functions are ``integral``/``ode``: y' = d * x' with d = f'(x) known as a
+series (erf, atan, ...) or built from y as it is computed (exp: d = y; tanh: d = 1 - y^2).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+Series = Any  # a stacked array (K + 1, *shape), or a traced one under jit
+
+
+def order(X: Series) -> int:
+    """K, the highest coefficient of ``X``."""
+    return len(X) - 1
+
+
+def constant(value: Any, K: int) -> Series:
+    """The series of a constant: ``value`` (an array) then K zero coefficients."""
+    return np.stack([value] + [np.zeros_like(value)] * K)
+
+
+def _new(*like: Series, shape: tuple[int, ...]) -> Series:
+    """An uninitialized series of ``shape``, traced (recorded by ``jit``) when one of ``like`` is."""
+    proto = next((a for a in like if type(a) is not np.ndarray), like[0])
+    return np.empty_like(proto, shape=shape)
+
+
+def _dot(A: Series, B: Series) -> Any:
+    """sum_j A[j] * B[j] over the order axis."""
+    return A[0] * B[0] if len(A) == 1 else np.add.reduce(A * B, 0)
+
+
+def _ramp(start: int, stop: int, ndim: int) -> np.ndarray:
+    """start, ..., stop - 1 along the first of ``ndim`` dims (to scale stacked coefficients)."""
+    return np.arange(start, stop, dtype=np.float64).reshape((-1,) + (1,) * (ndim - 1))
+
+
+def _weights(X: Series) -> Series:
+    """j * x_j for j = 1..K: the coefficients of t * x'(t)."""
+    return X[1:] * _ramp(1, len(X), X.ndim)
+
+
+def align(X: Series, Y: Series) -> tuple[Series, Series]:
+    """Two series whose value shapes broadcast, given the same number of dims after the order axis."""
+    d = X.ndim - Y.ndim
+    if d > 0:
+        Y = Y.reshape(Y.shape[:1] + (1,) * d + Y.shape[1:])
+    elif d < 0:
+        X = X.reshape(X.shape[:1] + (1,) * -d + X.shape[1:])
+    return X, Y
+
+
+def product(X: Series, Y: Series) -> Series:
+    """z = x * y: z_k = sum_{j=0}^{k} x_j y_{k-j} (the Cauchy product)."""
+    X, Y = align(X, Y)
+    Z = _new(X, Y, shape=X.shape[:1] + np.broadcast_shapes(X.shape[1:], Y.shape[1:]))
+    for k in range(len(X)):
+        Z[k] = _dot(X[: k + 1], Y[k::-1])
+    return Z
+
+
+def square(X: Series) -> Series:
+    """z = x^2."""
+    return product(X, X)
+
+
+def ode(X: Series, Y: Series, D: Series, next_d: Callable[[int], Any] | None) -> Series:
+    """Fill ``Y`` (``Y[0]`` given) for y' = d x': y_k = (1/k) sum_{j=1}^{k} j x_j d_{k-j}, where ``D[0]`` is
+    given and d_k = ``next_d(k)`` once y_0..y_k are known (``next_d`` None: ``D`` is ``Y`` itself, as for exp)."""
+    JX = _weights(X)
+    K = len(X) - 1
+    for k in range(1, K + 1):
+        Y[k] = _dot(JX[:k], D[k - 1::-1]) / k
+        if next_d is not None and k < K:
+            D[k] = next_d(k)
+    return Y
+
+
+def _started(X: Series, *values: Any) -> list[Series]:
+    """New series shaped like ``X``, one per value, each with its value as coefficient 0."""
+    out = []
+    for v in values:
+        Y = _new(X, shape=X.shape)
+        Y[0] = v
+        out.append(Y)
+    return out
+
+
+def integral(X: Series, y0: Any, D: Series) -> Series:
+    """y with y' = d x' for a known series d (d = f'(x), x the input), y(0) = y0."""
+    (Y,) = _started(X, y0)
+    return ode(X, Y, D, None)
+
+
+# ----- exponentials and logarithms ------------------------------------------------------------------
+def exp(X: Series, y0: Any) -> Series:
+    """y = exp(x): y' = y x'."""
+    (Y,) = _started(X, y0)
+    return ode(X, Y, Y, None)
+
+
+def expm1(X: Series, y0: Any) -> Series:
+    """y = exp(x) - 1: y' = (y + 1) x', so d = exp(x) shares y's coefficients from k = 1 on."""
+    Y, D = _started(X, y0, y0 + 1)
+    return ode(X, Y, D, lambda k: Y[k])
+
+
+def log(X: Series, y0: Any) -> Series:
+    """y = log(x): x y' = x', so y_k = (x_k - (1/k) sum_{j=1}^{k-1} j y_j x_{k-j}) / x_0."""
+    (Y,) = _started(X, y0)
+    for k in range(1, len(X)):
+        inner = _dot(Y[1:k] * _ramp(1, k, X.ndim), X[k - 1:0:-1]) / k if k > 1 else 0
+        Y[k] = (X[k] - inner) / X[0]
+    return Y
+
+
+def shifted(X: Series, c: Any) -> Series:
+    """x + c for a constant c (only x_0 changes)."""
+    return np.concatenate([X[:1] + c, X[1:]])
+
+
+def scaled(X: Series, c: Any) -> Series:
+    """c * x for a constant c."""
+    return X * c
+
+
+# ----- powers and quotients -------------------------------------------------------------------------
+def quotient(X: Series | None, Y: Series, z0: Any) -> Series:
+    """z = x / y: y z = x, so z_k = (x_k - sum_{j=0}^{k-1} z_j y_{k-j}) / y_0 (x = None: a constant x)."""
+    if X is not None:
+        X, Y = align(X, Y)
+    Z = _new(Y, *(() if X is None else (X,)),
+             shape=Y.shape[:1] + (np.shape(z0) if X is None else np.broadcast_shapes(X.shape[1:], Y.shape[1:])))
+    Z[0] = z0
+    for k in range(1, len(Y)):
+        s = _dot(Y[k:0:-1], Z[:k])
+        Z[k] = ((X[k] - s) if X is not None else -s) / Y[0]
+    return Z
+
+
+def sqrt(X: Series, y0: Any) -> Series:
+    """y = sqrt(x): y^2 = x, so y_k = (x_k - sum_{j=1}^{k-1} y_j y_{k-j}) / (2 y_0)."""
+    (Y,) = _started(X, y0)
+    for k in range(1, len(X)):
+        inner = _dot(Y[1:k], Y[k - 1:0:-1]) if k > 1 else 0
+        Y[k] = (X[k] - inner) / (2 * y0)
+    return Y
+
+
+def power(X: Series, r: Any, y0: Any) -> Series:
+    """y = x^r for a constant r. A small natural r multiplies (exact at x_0 = 0); otherwise x y' = r y x'
+    gives y_k = (1 / (k x_0)) sum_{j=1}^{k} ((r + 1) j - k) x_j y_{k-j}."""
+    if np.ndim(r) == 0 and float(r).is_integer() and 1 <= r <= 8:
+        Y = X
+        for _ in range(int(r) - 1):
+            Y = product(Y, X)
+        return Y
+    Y = _new(X, shape=X.shape[:1] + np.shape(y0))
+    Y[0] = y0
+    for k in range(1, len(X)):
+        Y[k] = _dot(X[1: k + 1] * ((r + 1) * _ramp(1, k + 1, X.ndim) - k), Y[k - 1::-1]) / (k * X[0])
+    return Y
+
+
+# ----- trigonometric and hyperbolic -------------------------------------------------------------------
+def sin_cos(X: Series, s0: Any, c0: Any, hyperbolic: bool = False) -> tuple[Series, Series]:
+    """s = sin(x), c = cos(x): s' = c x', c' = -s x' (sinh, cosh: c' = +s x')."""
+    JX = _weights(X)
+    Sn, Cs = _started(X, s0, c0)
+    for k in range(1, len(X)):
+        Sn[k] = _dot(JX[:k], Cs[k - 1::-1]) / k
+        c = _dot(JX[:k], Sn[k - 1::-1]) / k
+        Cs[k] = c if hyperbolic else -c
+    return Sn, Cs
+
+
+def tanh(X: Series, y0: Any) -> Series:
+    """y = tanh(x): y' = (1 - y^2) x'."""
+    Y, D = _started(X, y0, 1 - y0 * y0)
+    return ode(X, Y, D, lambda k: -_dot(Y[: k + 1], Y[k::-1]))
+
+
+def tan(X: Series, y0: Any) -> Series:
+    """y = tan(x): y' = (1 + y^2) x'."""
+    Y, D = _started(X, y0, 1 + y0 * y0)
+    return ode(X, Y, D, lambda k: _dot(Y[: k + 1], Y[k::-1]))
+
+
+def sigmoid(X: Series, y0: Any) -> Series:
+    """y = sigmoid(x): y' = (y - y^2) x'."""
+    Y, D = _started(X, y0, y0 - y0 * y0)
+    return ode(X, Y, D, lambda k: Y[k] - _dot(Y[: k + 1], Y[k::-1]))
+
+
+def arc(X: Series, y0: Any, c: float, s: float, r: float, sign: float = 1.0) -> Series:
+    """y with y' = sign * (c + s x^2)^r x': asin (1, -1, -1/2), acos (the same, sign -1), atan (1, 1, -1),
+    asinh (1, 1, -1/2), acosh (-1, 1, -1/2), atanh (1, -1, -1)."""
+    inner = shifted(scaled(square(X), s), c)
+    return integral(X, y0, scaled(power(inner, r, inner[0] ** r), sign))
+
+
+# ----- special functions ----------------------------------------------------------------------------
+def erf(X: Series, y0: Any, sign: float = 1.0) -> Series:
+    """y = erf(x): y' = (2 / sqrt(pi)) exp(-x^2) x' (erfc: the negative)."""
+    E = scaled(square(X), -1.0)
+    D = exp(E, np.exp(E[0])) * (sign * 2.0 / math.sqrt(math.pi))
+    return integral(X, y0, D)

@@ -1,0 +1,223 @@
+"""Taylor mode (funcgrad.func.jet) and the derivatives built on it: known series, agreement with nested
+reverse mode on drawn elementwise chains and small linear-algebra programs, high orders against a
+high-precision reference, JAX's conventions, errors, and jit.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import funcgrad as fg
+from funcgrad.core.dispatch import DISPATCH
+from funcgrad.func import directional_derivative, jet, jit, nth_derivative
+from funcgrad.func.jet import NoTaylorRule
+from tests.budget import examples
+
+rng = np.random.default_rng(3)
+
+
+def nested(f: Callable[[fg.Tensor], fg.Tensor], x: np.ndarray, orders: int) -> list[np.ndarray]:
+    """Derivatives 1..orders of an elementwise f by nested reverse mode (the reference)."""
+    t = fg.tensor(x, requires_grad=True)
+    g, out = f(t), []
+    for _ in range(orders):
+        (g,) = fg.autograd.grad(g.sum(), t, create_graph=True)
+        out.append(g.data)
+    return out
+
+
+def nested_directional(f: Callable[[fg.Tensor], fg.Tensor], x: np.ndarray, v: np.ndarray,
+                       orders: int) -> list[np.ndarray]:
+    """d^k/dt^k f(x + t v) at t = 0, k = 1..orders, by reverse-over-reverse in the scalar t."""
+    t = fg.tensor(0.0, requires_grad=True)
+    y, out = f(fg.tensor(x) + t * fg.tensor(v)), []
+    for _ in range(orders):
+        if not y.requires_grad:  # a polynomial ran out of derivatives
+            out.append(np.zeros(y.shape))
+            continue
+        u = fg.zeros(y.shape, requires_grad=True)
+        (dt,) = fg.autograd.grad(y, t, grad_outputs=u, create_graph=True)
+        (y,) = fg.autograd.grad(dt, u, create_graph=True)
+        out.append(y.data)
+    return out
+
+
+# ----- known series ---------------------------------------------------------------------------------------
+def derivatives_at_zero(f: Callable[[Any], Any], K: int) -> np.ndarray:
+    _, terms = jet(f, (np.array(0.0),), ([np.array(1.0)] + [np.array(0.0)] * (K - 1),))
+    return np.array([float(t) for t in terms])
+
+
+@pytest.mark.parametrize("f, expected", [
+    (fg.exp, [1.0] * 8),
+    (fg.sin, [1, 0, -1, 0, 1, 0, -1, 0]),
+    (fg.cos, [0, -1, 0, 1, 0, -1, 0, 1]),
+    (lambda x: 1 / (1 - x), [math.factorial(k) for k in range(1, 9)]),
+    (fg.log1p, [(-1) ** (k - 1) * math.factorial(k - 1) for k in range(1, 9)]),
+    # tanh t = t - t^3/3 + 2 t^5/15 - 17 t^7/315: the k-th derivative is k! times the coefficient
+    (fg.tanh, [1, 0, -2, 0, 16, 0, -272, 0]),
+    (fg.atan, [1, 0, -2, 0, 24, 0, -720, 0]),
+    (lambda x: fg.sqrt(1 + x), [0.5, -0.25, 0.375, -0.9375, 3.28125, -14.765625, 81.2109375, -527.87109375]),
+])
+def test_known_series_at_zero(f: Callable[[Any], Any], expected: list[float]) -> None:
+    np.testing.assert_allclose(derivatives_at_zero(f, 8), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_jax_docstring_example_sin_of_a_cubic_curve() -> None:
+    """jax.experimental.jet's example: the curve x(t) = t^3 at t0 = 0.5 pushed through sin."""
+    x0, x1, x2 = 0.5 ** 3, 3 * 0.5 ** 2, 6 * 0.5
+    y0, (y1, y2) = jet(fg.sin, (x0,), ((x1, x2),))
+    assert np.isclose(y0, np.sin(x0))
+    assert np.isclose(y1, np.cos(x0) * x1)
+    assert np.isclose(y2, -np.sin(x0) * x1 ** 2 + np.cos(x0) * x2)
+
+
+def test_normalized_coefficients_without_factorial_scaling() -> None:
+    _, terms = jet(fg.exp, (np.array(0.0),), ((np.array(1.0), np.array(0.0), np.array(0.0)),), factorial_scaled=False)
+    np.testing.assert_allclose([float(t) for t in terms], [1.0, 0.5, 1 / 6])
+
+
+# ----- against nested reverse mode --------------------------------------------------------------------------
+SAFE: dict[str, Callable[[Any], Any]] = {  # each maps any real to a bounded value, smooth everywhere
+    "sin": fg.sin, "cos": fg.cos, "tanh": fg.tanh, "sigmoid": fg.sigmoid, "atan": fg.atan, "erf": fg.erf,
+    "exp(tanh)": lambda x: fg.exp(fg.tanh(x)),
+    "log(2 + sin)": lambda x: fg.log(2 + fg.sin(x)),
+    "sqrt(2 + cos)": lambda x: fg.sqrt(2 + fg.cos(x)),
+    "1 / (2 + tanh)": lambda x: 1 / (2 + fg.tanh(x)),
+    "(1.5 + sin) ** 1.5": lambda x: (1.5 + fg.sin(x)) ** 1.5,
+    "x^2 / (1 + x^2)": lambda x: fg.square(x) / (1 + x * x),
+    "rsqrt(1 + x^2)": lambda x: fg.rsqrt(1 + fg.square(x)),
+    "asinh": fg.asinh, "sinh(tanh)": lambda x: fg.sinh(fg.tanh(x)),
+    "log1p(exp(-x^2))": lambda x: fg.log1p(fg.exp(-x * x)),
+}
+
+
+def chain(steps: list[tuple[str, int]]) -> Callable[[Any], Any]:
+    """Each step applies a SAFE op to the running value and combines it (mul, add, sub) with the input."""
+    def f(x: Any) -> Any:
+        y = x
+        for name, how in steps:
+            z = SAFE[name](y)
+            y = z * x if how == 0 else z + y if how == 1 else z - 0.5 * y
+        return y
+    return f
+
+
+@settings(max_examples=examples(25), deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(sorted(SAFE)), st.integers(0, 2)), min_size=1, max_size=3),
+       st.floats(-1.5, 1.5))
+def test_jet_matches_nested_reverse_mode_on_elementwise_chains(steps: list[tuple[str, int]], start: float) -> None:
+    f = chain(steps)
+    x = start + np.array([0.0, 0.3, -0.4])
+    expected = nested(f, x, 6)
+    for n in range(1, 7):
+        got = nth_derivative(f, n)(x)
+        np.testing.assert_allclose(got, expected[n - 1], rtol=1e-9, atol=1e-9 * (1 + np.abs(expected[n - 1]).max()))
+
+
+W = rng.standard_normal((3, 4))
+PROGRAMS: dict[str, Callable[[Any], Any]] = {
+    "layer": lambda x: fg.sum(fg.tanh(W @ x + 0.5) ** 2),
+    "quadratic form": lambda x: x @ (fg.outer(x, fg.sin(x)) @ x),
+    "matrix product": lambda x: fg.mm(x.reshape(2, 2), fg.exp(x).reshape(2, 2)).flatten(),
+    "gram": lambda x: fg.matmul(x.reshape(2, 2).T, x.reshape(2, 2)),
+    "dot and mean": lambda x: fg.dot(x, fg.cos(x)) * fg.mean(x),
+    "cat, stack, index": lambda x: fg.stack([fg.cat([x[:2] * x[2:], fg.exp(x[1:3])]), x * 2], 0)[:, [0, 2, 3]],
+    "reductions": lambda x: fg.sum(fg.outer(x, x) ** 2, 1, True) / (2 + fg.sum(x * x)),
+    "tensordot": lambda x: fg.tensordot(fg.outer(x, x), fg.outer(x, fg.sigmoid(x)), 2),
+    "division by a vector": lambda x: fg.transpose(fg.outer(x, x), 0, 1) / (2 + x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_directional_derivatives_match_nested_reverse_mode_on_linear_algebra(name: str) -> None:
+    f = PROGRAMS[name]
+    x, v = rng.standard_normal(4), rng.standard_normal(4)
+    expected = nested_directional(f, x, v, 5)
+    for n in range(1, 6):
+        got = directional_derivative(f, n)(x, v)
+        np.testing.assert_allclose(got, expected[n - 1], rtol=1e-9, atol=1e-9)
+
+
+def test_jet_of_several_arguments_and_a_pytree_output() -> None:
+    def f(x: Any, y: Any) -> Any:
+        return {"p": x * y, "q": (fg.exp(x), 3.0)}
+
+    x0, y0 = np.array([0.5, 1.0]), np.array([2.0, -1.0])
+    x1, y1 = np.array([1.0, 0.0]), np.array([0.0, 1.0])
+    zero = np.zeros(2)
+    out, terms = jet(f, (x0, y0), ((x1, zero, zero), (y1, zero, zero)))
+    np.testing.assert_allclose(out["p"], x0 * y0)
+    # x(t) y(t) = (x0 + x1 t)(y0 + y1 t): derivatives x1 y0 + x0 y1, 2 x1 y1, 0
+    np.testing.assert_allclose(terms["p"][0], x1 * y0 + x0 * y1)
+    np.testing.assert_allclose(terms["p"][1], 2 * x1 * y1)
+    np.testing.assert_allclose(terms["p"][2], 0.0)
+    np.testing.assert_allclose(terms["q"][0][2], np.exp(x0) * x1 ** 3)
+    assert isinstance(terms["q"][1], list) and all(np.all(t == 0) for t in terms["q"][1])  # a constant output
+
+
+# ----- high orders --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("n", [16, 32])
+def test_high_orders_of_exp_sin_against_mpmath(n: int) -> None:
+    mpmath = pytest.importorskip("mpmath")
+    points = [-0.7, 0.3, 1.1]
+    with mpmath.workdps(60):
+        expected = [float(mpmath.taylor(lambda t: mpmath.exp(mpmath.sin(t)), mpmath.mpf(p), n)[n]
+                          * mpmath.factorial(n)) for p in points]
+    got = nth_derivative(lambda x: fg.exp(fg.sin(x)), n)(np.array(points))
+    np.testing.assert_allclose(got, expected, rtol=1e-10)
+
+
+# ----- errors and fallbacks ------------------------------------------------------------------------------------
+def test_an_op_without_a_taylor_rule_is_named_and_leaves_no_layer_installed() -> None:
+    with pytest.raises(NoTaylorRule, match="'softmax' has no Taylor-mode rule"):
+        jet(lambda x: fg.softmax(x, 0), (np.ones(3),), ((np.ones(3),),))
+    assert not DISPATCH.active
+    assert isinstance(NoTaylorRule(), NotImplementedError)
+
+
+def test_derivatives_fall_back_to_nested_reverse_mode_without_a_taylor_rule() -> None:
+    x = np.array([1.5, 2.5])
+    np.testing.assert_allclose(nth_derivative(fg.lgamma, 3)(x), fg.polygamma(2, fg.tensor(x)).data, rtol=1e-10)
+    v = np.array([1.0, -2.0, 0.5])
+    z = np.array([0.1, 0.2, 0.3])
+    f = lambda x: fg.softmax(x, 0) * fg.exp(x)  # noqa: E731
+    expected = nested_directional(f, z, v, 3)[2]
+    np.testing.assert_allclose(directional_derivative(f, 3)(z, v), expected, rtol=1e-10)
+
+
+def test_input_errors() -> None:
+    with pytest.raises(ValueError, match="inconsistent lengths"):
+        jet(lambda x, y: x * y, (1.0, 2.0), ((1.0,), (1.0, 0.0)))
+    with pytest.raises(ValueError, match="not an array"):
+        jet(fg.sin, ([1.0, 2.0],), ((1.0,),))
+    with pytest.raises(ValueError, match="primal's shape"):
+        jet(fg.sin, (np.ones(2),), ((np.ones(3),),))
+    with pytest.raises(TypeError, match="tuples"):
+        jet(fg.sin, np.ones(2), ((np.ones(2),),))
+    with pytest.raises(ValueError, match="non-negative int"):
+        nth_derivative(fg.sin, -1)
+
+
+def test_order_zero_and_tensor_inputs() -> None:
+    x = np.array([0.2, 0.4])
+    np.testing.assert_allclose(nth_derivative(fg.sin, 0)(x), np.sin(x))
+    out = nth_derivative(fg.sin, 2)(fg.tensor(x))
+    assert isinstance(out, fg.Tensor) and not out.requires_grad
+    np.testing.assert_allclose(out.data, -np.sin(x))
+
+
+# ----- jit -------------------------------------------------------------------------------------------------
+def test_nth_derivative_under_jit_is_recorded_and_replays_on_new_inputs() -> None:
+    f = lambda x: fg.exp(fg.sin(x)) * fg.tanh(x)  # noqa: E731
+    compiled = jit(nth_derivative(f, 5))
+    x = np.linspace(-1.0, 1.0, 6)
+    np.testing.assert_allclose(compiled(x), nested(f, x, 5)[4], rtol=1e-10, atol=1e-10)
+    assert all(type(p).__name__ == "_Compiled" for p in compiled.programs.values())
+    np.testing.assert_allclose(compiled(x + 0.25), nested(f, x + 0.25, 5)[4], rtol=1e-10, atol=1e-10)

@@ -1,0 +1,252 @@
+"""funcgrad.nn.functional against torch.nn.functional (values and gradients, float64), hand references,
+gradcheck/gradgradcheck, and torch's errors."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad as fg
+from funcgrad.check import gradcheck, gradgradcheck
+from funcgrad.nn import functional as F
+from tests.nn.torch_compare import compare, torch
+
+TF = torch.nn.functional
+rng = np.random.default_rng(42)
+
+
+def A(*shape: int) -> np.ndarray:
+    return rng.normal(size=shape)
+
+
+# ----- convolution and pooling ---------------------------------------------------------------------
+@pytest.mark.parametrize("kwargs", [{}, {"stride": 2}, {"padding": 1}, {"padding": "same"}, {"padding": "valid"},
+                                    {"dilation": 2, "padding": (1, 2)}, {"stride": (2, 1), "padding": (0, 1)}])
+def test_conv2d_matches_torch(kwargs: dict) -> None:
+    compare(lambda x, w, b: F.conv2d(x, w, b, **kwargs), lambda x, w, b: TF.conv2d(x, w, b, **kwargs),
+            A(2, 3, 7, 8), A(4, 3, 3, 2), A(4))
+
+
+def test_conv2d_groups_and_unbatched() -> None:
+    compare(lambda x, w: F.conv2d(x, w, groups=2), lambda x, w: TF.conv2d(x, w, groups=2), A(2, 4, 5, 5),
+            A(6, 2, 3, 3))
+    compare(lambda x, w: F.conv2d(x, w, padding="same", dilation=2), lambda x, w: TF.conv2d(x, w, padding="same",
+            dilation=2), A(3, 6, 6), A(2, 3, 4, 4))
+
+
+def test_conv1d_matches_torch() -> None:
+    compare(lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1, dilation=2),
+            lambda x, w, b: TF.conv1d(x, w, b, stride=2, padding=1, dilation=2), A(2, 3, 11), A(5, 3, 3), A(5))
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"stride": 2, "output_padding": 1}, {"stride": (2, 3), "padding": 1},
+                                    {"groups": 2, "dilation": 2}])
+def test_conv_transpose2d_matches_torch(kwargs: dict) -> None:
+    compare(lambda x, w, b: F.conv_transpose2d(x, w, b, **kwargs), lambda x, w, b: TF.conv_transpose2d(x, w, b,
+            **kwargs), A(2, 4, 4, 5), A(4, 3, 3, 3), A(3 * (2 if kwargs.get("groups") else 1)))
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"stride": 1}, {"padding": 1}, {"ceil_mode": True}, {"dilation": 2},
+                                    {"stride": (2, 1), "padding": (1, 0), "ceil_mode": True}])
+def test_max_pool2d_matches_torch(kwargs: dict) -> None:
+    x = rng.permutation(np.linspace(-3, 3, 2 * 3 * 7 * 7)).reshape(2, 3, 7, 7)  # no ties
+    compare(lambda x: F.max_pool2d(x, 3, **kwargs), lambda x: TF.max_pool2d(x, 3, **kwargs), x)
+    values, indices = F.max_pool2d(fg.tensor(x), 3, return_indices=True, **kwargs)
+    expected = TF.max_pool2d(torch.tensor(x), 3, return_indices=True, **kwargs)[1]
+    np.testing.assert_array_equal(indices.data, expected.numpy())
+
+
+def test_max_pool1d_and_ties() -> None:
+    compare(lambda x: F.max_pool1d(x, 2), lambda x: TF.max_pool1d(x, 2), A(2, 3, 8))
+    x = fg.tensor([[[1.0, 1.0, 0.0, 2.0]]], requires_grad=True)
+    F.max_pool1d(x, 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.data, [[[1.0, 0.0, 0.0, 1.0]]])  # the first maximum takes g, as torch
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"stride": 1}, {"padding": 1}, {"padding": 1, "count_include_pad": False},
+                                    {"ceil_mode": True}, {"ceil_mode": True, "padding": 1, "count_include_pad": False},
+                                    {"divisor_override": 3}])
+def test_avg_pool2d_matches_torch(kwargs: dict) -> None:
+    kwargs = {"stride": 2, **kwargs}
+    compare(lambda x: F.avg_pool2d(x, 3, **kwargs), lambda x: TF.avg_pool2d(x, 3, **kwargs), A(2, 3, 8, 7))
+
+
+def test_avg_pool1d_adaptive_and_unfold_match_torch() -> None:
+    compare(lambda x: F.avg_pool1d(x, 3, 2, 1), lambda x: TF.avg_pool1d(x, 3, 2, 1), A(2, 3, 9))
+    compare(lambda x: F.adaptive_avg_pool2d(x, (3, 4)), lambda x: TF.adaptive_avg_pool2d(x, (3, 4)), A(2, 3, 7, 9))
+    compare(lambda x: F.adaptive_avg_pool2d(x, (None, 2)), lambda x: TF.adaptive_avg_pool2d(x, (None, 2)),
+            A(1, 2, 5, 5))
+    compare(lambda x: F.adaptive_avg_pool1d(x, 3), lambda x: TF.adaptive_avg_pool1d(x, 3), A(2, 2, 7))
+    compare(lambda x: F.unfold(x, (2, 3), padding=1, stride=2), lambda x: TF.unfold(x, (2, 3), padding=1, stride=2),
+            A(2, 3, 5, 6))
+
+
+def test_conv_by_hand() -> None:
+    """A 1-channel 2x2 kernel on a 3x3 ramp: each output is the sum of its window weighted by the kernel."""
+    x = np.arange(9.0).reshape(1, 1, 3, 3)
+    w = np.array([[[[1.0, 2.0], [3.0, 4.0]]]])
+    expected = [[x[0, 0, i:i + 2, j:j + 2].ravel() @ w.ravel() for j in range(2)] for i in range(2)]
+    np.testing.assert_allclose(F.conv2d(x, w)[0, 0], expected)
+    np.testing.assert_allclose(F.avg_pool2d(x, 2, 1)[0, 0], [[2.0, 3.0], [5.0, 6.0]])
+    np.testing.assert_allclose(F.max_pool2d(x, 2, 1)[0, 0], [[4.0, 5.0], [7.0, 8.0]])
+
+
+def test_conv_and_pool_second_derivatives() -> None:
+    x, w = fg.tensor(A(1, 2, 5, 5), requires_grad=True), fg.tensor(A(3, 2, 3, 3), requires_grad=True)
+    def f(x, w):
+        return F.avg_pool2d(F.conv2d(x, w, padding=1, stride=2).tanh(), 2, 1, ceil_mode=True)
+    assert gradcheck(f, (x, w)) and gradgradcheck(f, (x, w))
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: F.conv2d(fg.ones(2, 3, 5, 5), fg.ones(4, 2, 3, 3)), "expected input[2, 3, 5, 5] to have 2 channels"),
+    (lambda: F.conv2d(fg.ones(2, 3, 2, 2), fg.ones(4, 3, 3, 3)), "Kernel size can't be greater"),
+    (lambda: F.conv2d(fg.ones(2, 3, 5, 5), fg.ones(4, 3, 3, 3), padding="same", stride=2), "strided"),
+    (lambda: F.conv2d(fg.ones(2, 5, 5), fg.ones(4, 3, 3, 3)), "to have 3 channels"),
+    (lambda: F.conv2d(fg.ones(5, 5), fg.ones(4, 3, 3, 3)), "Expected 3D (unbatched) or 4D (batched) input"),
+    (lambda: F.max_pool2d(fg.ones(1, 1, 4, 4), 2, padding=2), "pad should be at most half"),
+    (lambda: F.max_pool2d(fg.ones(1, 1, 2, 2), 3), "Output size is too small"),
+    (lambda: F.conv_transpose2d(fg.ones(1, 2, 3, 3), fg.ones(2, 1, 3, 3), stride=2, output_padding=2),
+     "output padding must be smaller"),
+])
+def test_errors(call, message: str) -> None:
+    with pytest.raises(RuntimeError, match=message.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
+        call()
+
+
+# ----- activations and layers -------------------------------------------------------------------------
+@pytest.mark.parametrize("name,args", [("relu", ()), ("leaky_relu", (0.2,)), ("elu", (0.7,)), ("gelu", ()),
+                                       ("silu", ()), ("sigmoid", ()), ("tanh", ()), ("softplus", (2.0, 3.0)),
+                                       ("softmax", (1,)), ("log_softmax", (0,))])
+def test_activations_match_torch(name: str, args: tuple) -> None:
+    x = A(4, 5) * 3
+    compare(lambda t: getattr(F, name)(t, *args), lambda t: getattr(TF, name)(t, *args), x)
+    t = fg.tensor(x, requires_grad=True)
+    assert gradgradcheck(lambda t: getattr(F, name)(t, *args), (t,))
+
+
+def test_gelu_tanh_and_large_inputs_stay_finite() -> None:
+    compare(lambda t: F.gelu(t, approximate="tanh"), lambda t: TF.gelu(t, approximate="tanh"), A(3, 4))
+    x = fg.tensor([-800.0, 0.0, 800.0], requires_grad=True)
+    (F.softplus(x) + F.elu(x)).sum().backward()
+    assert np.all(np.isfinite(x.grad.data))
+
+
+def test_linear_bilinear_match_torch() -> None:
+    compare(F.linear, TF.linear, A(3, 4), A(5, 4), A(5))
+    compare(F.bilinear, TF.bilinear, A(3, 2), A(3, 4), A(5, 2, 4), A(5))
+
+
+def test_norms_match_torch() -> None:
+    compare(lambda x, w, b: F.layer_norm(x, (3, 4), w, b), lambda x, w, b: TF.layer_norm(x, (3, 4), w, b),
+            A(2, 3, 4), A(3, 4), A(3, 4))
+    compare(lambda x, w, b: F.group_norm(x, 2, w, b), lambda x, w, b: TF.group_norm(x, 2, w, b),
+            A(2, 4, 3, 3), A(4), A(4))
+    compare(lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+            lambda x, w, b: TF.batch_norm(x, None, None, w, b, training=True), A(5, 3, 2, 2), A(3), A(3))
+
+
+def test_batch_norm_running_statistics() -> None:
+    x = A(6, 3)
+    rm, rv = fg.zeros(3), fg.ones(3)
+    trm, trv = torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)
+    F.batch_norm(fg.tensor(x), rm, rv, training=True, momentum=0.3)
+    TF.batch_norm(torch.tensor(x), trm, trv, training=True, momentum=0.3)
+    np.testing.assert_allclose(rm.data, trm.numpy())
+    np.testing.assert_allclose(rv.data, trv.numpy())
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel"):
+        F.batch_norm(fg.ones(1, 3), rm, rv, training=True)
+
+
+def test_dropout_is_seeded_and_scaled() -> None:
+    x = fg.ones(1000)
+    a = F.dropout(x, 0.3, generator=fg.Generator(1))
+    b = F.dropout(x, 0.3, generator=fg.Generator(1))
+    np.testing.assert_array_equal(a.data, b.data)
+    assert set(np.unique(a.data)) == {0.0, 1 / 0.7}
+    assert abs((a.data == 0).mean() - 0.3) < 0.05
+    assert F.dropout(x, 0.3, training=False) is x
+    channels = F.dropout2d(fg.ones(4, 50, 3, 3), 0.5, generator=fg.Generator(0)).data
+    assert np.all(channels.min(axis=(2, 3)) == channels.max(axis=(2, 3)))  # whole channels kept or dropped
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        F.dropout(x, 1.5)
+
+
+def test_embedding_and_one_hot() -> None:
+    idx = np.array([[0, 2], [1, 2]])
+    compare(lambda w: F.embedding(fg.tensor(idx), w, padding_idx=2), lambda w: TF.embedding(torch.tensor(idx), w,
+            padding_idx=2), A(4, 3))
+    np.testing.assert_array_equal(F.one_hot(fg.tensor([0, 2]), 4).data, TF.one_hot(torch.tensor([0, 2]), 4).numpy())
+    assert F.one_hot(fg.tensor([0, 2])).shape == (2, 3)
+    with pytest.raises(RuntimeError, match="smaller than num_classes"):
+        F.one_hot(fg.tensor([0, 5]), 3)
+
+
+# ----- losses --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("name,kwargs", [("mse_loss", {}), ("l1_loss", {}), ("smooth_l1_loss", {"beta": 0.5}),
+                                         ("huber_loss", {"delta": 0.7})])
+def test_regression_losses_match_torch(name: str, kwargs: dict, reduction: str) -> None:
+    compare(lambda x, y: getattr(F, name)(x, y, reduction=reduction, **kwargs),
+            lambda x, y: getattr(TF, name)(x, y, reduction=reduction, **kwargs), A(4, 3), A(4, 3))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+def test_nll_and_cross_entropy_match_torch(reduction: str, weighted: bool, smoothing: float) -> None:
+    target = np.array([0, 3, -100, 1, 2])
+    kwargs = {"weight": np.array([1.0, 2.0, 0.5, 1.5])} if weighted else {}
+    tw = {k: torch.tensor(v) for k, v in kwargs.items()}
+    compare(lambda x: F.nll_loss(F.log_softmax(x, 1), fg.tensor(target), reduction=reduction, **kwargs),
+            lambda x: TF.nll_loss(TF.log_softmax(x, 1), torch.tensor(target), reduction=reduction, **tw), A(5, 4))
+    compare(lambda x: F.cross_entropy(x, fg.tensor(target), reduction=reduction, label_smoothing=smoothing, **kwargs),
+            lambda x: TF.cross_entropy(x, torch.tensor(target), reduction=reduction, label_smoothing=smoothing, **tw),
+            A(5, 4))
+    compare(lambda x, p: F.cross_entropy(x, p, reduction=reduction, label_smoothing=smoothing, **kwargs),
+            lambda x, p: TF.cross_entropy(x, p, reduction=reduction, label_smoothing=smoothing, **tw),
+            A(5, 4), rng.dirichlet(np.ones(4), 5))
+
+
+def test_cross_entropy_spatial_and_errors() -> None:
+    target = rng.integers(0, 3, size=(2, 4, 4))
+    compare(lambda x: F.cross_entropy(x, fg.tensor(target)), lambda x: TF.cross_entropy(x, torch.tensor(target)),
+            A(2, 3, 4, 4))
+    with pytest.raises(IndexError, match="Target 5 is out of bounds"):
+        F.nll_loss(fg.zeros(2, 3), fg.tensor([0, 5]))
+    with pytest.raises(ValueError, match="not a valid value for reduction"):
+        F.mse_loss(fg.zeros(2), fg.zeros(2), reduction="foo")
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_binary_losses_match_torch(reduction: str) -> None:
+    p, t, w = rng.uniform(0.05, 0.95, (4, 3)), rng.uniform(0, 1, (4, 3)), rng.uniform(0.5, 2, (4, 3))
+    compare(lambda x, y: F.binary_cross_entropy(x, y, w, reduction=reduction),
+            lambda x, y: TF.binary_cross_entropy(x, y, torch.tensor(w), reduction=reduction), p, t)
+    pw = rng.uniform(0.5, 2, 3)
+    compare(lambda x, y: F.binary_cross_entropy_with_logits(x, y, w, reduction=reduction, pos_weight=pw),
+            lambda x, y: TF.binary_cross_entropy_with_logits(x, y, torch.tensor(w), reduction=reduction,
+                                                              pos_weight=torch.tensor(pw)), A(4, 3) * 3, t)
+    x = fg.tensor([0.0, 50.0, -50.0], requires_grad=True)
+    F.binary_cross_entropy_with_logits(x, fg.tensor([1.0, 0.0, 1.0]), reduction="sum").backward()
+    np.testing.assert_allclose(x.grad.data, [-0.5, 1.0, -1.0])  # sigmoid(x) - t, smooth at 0
+
+
+@pytest.mark.parametrize("reduction", ["batchmean", "sum", "none", "mean"])
+def test_kl_div_matches_torch(reduction: str) -> None:
+    t = rng.dirichlet(np.ones(4), 3)
+    with_zero = t.copy()
+    with_zero[0, 1] = 0.0  # t log t is 0 there (torch's gradient in t is NaN there, so compare values only)
+    compare(lambda x: F.kl_div(x, fg.tensor(with_zero), reduction=reduction),
+            lambda x: TF.kl_div(x, torch.tensor(with_zero), reduction=reduction), A(3, 4))
+    compare(lambda x, y: F.kl_div(F.log_softmax(x, 1), y, reduction=reduction),
+            lambda x, y: TF.kl_div(TF.log_softmax(x, 1), y, reduction=reduction), A(3, 4), t)
+    compare(lambda x, y: F.kl_div(x, y, reduction=reduction, log_target=True),
+            lambda x, y: TF.kl_div(x, y, reduction=reduction, log_target=True), A(3, 4), A(3, 4))
+
+
+def test_losses_second_derivatives() -> None:
+    x = fg.tensor(A(4, 3), requires_grad=True)
+    target = fg.tensor([0, 2, 1, 1])
+    assert gradgradcheck(lambda x: F.cross_entropy(x, target, label_smoothing=0.1), (x,))
+    assert gradgradcheck(lambda x: F.binary_cross_entropy_with_logits(x, fg.tensor(np.full((4, 3), 0.3))), (x,))
+    assert gradgradcheck(lambda x: F.huber_loss(x, fg.zeros(4, 3), delta=0.5), (x,))

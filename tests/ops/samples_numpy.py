@@ -1,0 +1,110 @@
+"""Samples of NumPy's entry points on Tensors (funcgrad/ops/numpy_protocols.py, numpy_functions.py).
+
+``SAMPLES[entry]`` lists calls of a NumPy ufunc, ufunc method (``(np.add, "reduce")``) or function, with
+``S`` as for the table (float arrays become leaves). Each is checked three ways: the value equals NumPy's
+on the plain arrays, gradcheck and gradgradcheck pass through the NumPy entry point.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tests.ops.sampling import A, P, S
+
+_DISTINCT = np.array([[0.3, -1.2, 2.0, 0.9], [1.5, 0.1, -0.4, -2.2], [-0.7, 1.1, 0.6, 1.9]])  # no ties
+_SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+_WELL = np.array([[2.0, 0.3, -0.4], [0.1, 1.5, 0.2], [0.3, -0.2, 1.8]])
+
+SAMPLES: dict[Any, list[S]] = {
+    # ----- ufuncs -----------------------------------------------------------------------------------------
+    np.add: [S(A(3, 4), A(4)), S(np.ones(3), A(3)), S(2.0, A(3))], np.subtract: [S(A(3), A(2, 3))],
+    np.multiply: [S(A(3, 4), A(4)), S(np.float64(2.0), A(3))], np.true_divide: [S(A(3), P(3)), S(A(3), 2.0)],
+    np.negative: [S(A(3))], np.positive: [S(A(3))], np.power: [S(P(3), A(3)), S(A(3), np.array([2, 3, 1]))],
+    np.remainder: [S(np.array([0.3, 1.4, 2.2]), np.array(1.5))], np.reciprocal: [S(P(3))],
+    np.matmul: [S(A(2, 3), A(3, 4)), S(np.ones((2, 3)), A(3)), S(A(3), A(3, 2))],
+    np.exp: [S(A(3))], np.exp2: [S(A(3))], np.expm1: [S(A(3))], np.log: [S(P(3))], np.log2: [S(P(3))],
+    np.log10: [S(P(3))], np.log1p: [S(P(3))], np.sqrt: [S(P(3))], np.square: [S(A(3))],
+    np.logaddexp: [S(A(3), A(2, 3))],
+    np.sin: [S(A(3))], np.cos: [S(A(3))], np.tan: [S(A(3, lo=-1, hi=1))], np.arcsin: [S(A(3, lo=-0.8, hi=0.8))],
+    np.arccos: [S(A(3, lo=-0.8, hi=0.8))], np.arctan: [S(A(3))], np.arctan2: [S(A(3), P(3))],
+    np.hypot: [S(P(3), A(3))], np.sinh: [S(A(3))], np.cosh: [S(A(3))], np.tanh: [S(A(3))],
+    np.arcsinh: [S(A(3))], np.arccosh: [S(A(3, lo=1.2, hi=3))], np.arctanh: [S(A(3, lo=-0.8, hi=0.8))],
+    np.absolute: [S(np.array([0.5, -1.0, 2.0]))], np.fabs: [S(np.array([0.5, -1.0, 2.0]))],
+    np.sign: [S(np.array([0.5, -1.0, 2.0]))], np.floor: [S(np.array([0.5, -1.2, 2.3]))],
+    np.ceil: [S(np.array([0.5, -1.2, 2.3]))], np.rint: [S(np.array([0.2, -1.2, 2.3]))],
+    np.trunc: [S(np.array([0.5, -1.2, 2.3]))],
+    np.maximum: [S(np.array([0.5, -1.0, 2.0]), np.array([1.0, -2.0, 0.0]))],
+    np.minimum: [S(np.array([0.5, -1.0, 2.0]), np.array([1.0, -2.0, 0.0]))],
+    np.fmax: [S(np.array([0.5, -1.0, 2.0]), np.array([1.0, -2.0, 0.0]))],
+    np.fmin: [S(np.array([0.5, -1.0, 2.0]), np.array([1.0, -2.0, 0.0]))],
+    (np.add, "reduce"): [S(A(3, 4)), S(A(3, 4), axis=1, keepdims=True), S(A(3, 4), axis=None)],
+    (np.multiply, "reduce"): [S(A(3, 4), axis=1)], (np.maximum, "reduce"): [S(_DISTINCT)],
+    (np.minimum, "reduce"): [S(_DISTINCT, axis=1)], (np.logaddexp, "reduce"): [S(A(3, 4), axis=-1)],
+    (np.add, "accumulate"): [S(A(3, 4)), S(A(3, 4), axis=1)], (np.multiply, "accumulate"): [S(A(4))],
+    (np.multiply, "outer"): [S(A(3), A(2))], (np.subtract, "outer"): [S(A(2, 2), A(3))],
+    # ----- reductions -------------------------------------------------------------------------------------
+    np.sum: [S(A(3, 4)), S(A(3, 4), axis=0), S(A(2, 3, 4), axis=(0, 2), keepdims=True), S(A(3), dtype=np.float64)],
+    np.mean: [S(A(3, 4)), S(A(3, 4), axis=-1, keepdims=True)],
+    np.prod: [S(A(3, 4), axis=1)], np.var: [S(A(3, 4)), S(A(3, 4), axis=0, ddof=1)],
+    np.std: [S(A(3, 4), axis=1), S(A(3, 4), ddof=1, keepdims=True)],
+    np.max: [S(_DISTINCT), S(_DISTINCT, axis=1)], np.amax: [S(_DISTINCT, axis=0, keepdims=True)],
+    np.min: [S(_DISTINCT, axis=-1)], np.amin: [S(_DISTINCT)],
+    np.average: [S(A(3, 4)), S(A(3, 4), axis=1, weights=P(4)), S(A(3), weights=P(3))],
+    np.cumsum: [S(A(3, 4)), S(A(3, 4), axis=0)], np.cumprod: [S(A(2, 3), axis=1), S(A(4))],
+    # ----- products ---------------------------------------------------------------------------------------
+    np.dot: [S(A(3), A(3)), S(A(2, 3), A(3, 4)), S(A(2, 3), A(3)), S(A(2, 3), A(2, 3, 4)), S(2.0, A(3))],
+    np.vdot: [S(A(2, 3), A(2, 3))], np.inner: [S(A(2, 3), A(4, 3)), S(A(3), A(3))],
+    np.outer: [S(A(3), A(2, 2))], np.einsum: [S("ij,jk->ik", A(2, 3), A(3, 4)), S("ii", A(3, 3))],
+    np.tensordot: [S(A(2, 3, 4), A(3, 4, 2)), S(A(2, 3), A(3, 2), axes=1), S(A(2, 3), A(2, 4), axes=(0, 0))],
+    np.kron: [S(A(2, 2), A(2, 3)), S(A(3), A(2))], np.trace: [S(A(3, 3)), S(A(2, 3, 3), axis1=1, axis2=2)],
+    # ----- matrices and shapes ----------------------------------------------------------------------------
+    np.diag: [S(A(3)), S(A(3, 3), k=1)], np.diagonal: [S(A(3, 4), 1)], np.tril: [S(A(3, 3))],
+    np.triu: [S(A(3, 3), k=-1)], np.reshape: [S(A(2, 3), (3, 2)), S(A(2, 3), -1)], np.ravel: [S(A(2, 3))],
+    np.transpose: [S(A(2, 3, 4)), S(A(2, 3, 4), (1, 0, 2))], np.swapaxes: [S(A(2, 3, 4), 0, 2)],
+    np.moveaxis: [S(A(2, 3, 4), 0, -1)], np.squeeze: [S(A(1, 3, 1)), S(A(1, 3, 1), axis=0)],
+    np.expand_dims: [S(A(3), 0), S(A(2, 3), (0, 3))], np.broadcast_to: [S(A(3), (2, 3))],
+    np.atleast_1d: [S(A())], np.atleast_2d: [S(A(3))], np.atleast_3d: [S(A(2, 3))],
+    # ----- joining and splitting --------------------------------------------------------------------------
+    np.concatenate: [S([A(2, 3), A(1, 3)]), S([A(2), A(2, 2)], axis=None)], np.stack: [S([A(3), A(3)], axis=1)],
+    np.hstack: [S([A(2), A(3)]), S([A(2, 2), A(2, 1)])], np.vstack: [S([A(3), A(2, 3)])],
+    np.column_stack: [S([A(3), A(3, 2)])],
+    np.split: [S(A(6), 3), S(A(2, 5), [1, 3], axis=1)], np.array_split: [S(A(7), 3), S(A(3, 4), 2, axis=1)],
+    # ----- selection and rearrangement --------------------------------------------------------------------
+    np.where: [S(np.array([True, False, True]), A(3), A(3)), S(np.array([True, False]), A(2), 0.0)],
+    np.clip: [S(np.array([0.5, -1.5, 2.5]), -1.0, 1.0), S(np.array([0.5, -1.5, 2.5]), None, 1.0)],
+    np.diff: [S(A(5)), S(A(3, 4), n=2, axis=1), S(A(4), prepend=0.0, append=A(1))],
+    np.sort: [S(_DISTINCT), S(_DISTINCT, axis=0), S(_DISTINCT, axis=None)],
+    np.take: [S(A(5), np.array([0, 3, 3])), S(A(3, 4), np.array([[1, 0]]), axis=1)],
+    np.take_along_axis: [S(A(3, 4), np.array([[0], [3], [1]]), axis=1)],
+    np.pad: [S(A(2, 3), 1), S(A(2, 3), ((1, 0), (0, 2)), constant_values=1.5), S(A(4), 2, mode="reflect"),
+             S(A(4), (1, 2), mode="edge"), S(A(3), 2, mode="wrap")],
+    np.tile: [S(A(2, 3), (2, 1)), S(A(3), 2)], np.repeat: [S(A(3), 2), S(A(2, 3), [1, 2, 0], axis=1)],
+    np.roll: [S(A(5), 2), S(A(2, 3), -1, axis=1)], np.flip: [S(A(2, 3)), S(A(2, 3), axis=1)],
+    np.copy: [S(A(3))], np.astype: [S(A(3), np.float64)], np.round: [S(np.array([0.26, -1.12]), 1)],
+    np.around: [S(np.array([0.2, -1.2]))],
+    # ----- linear algebra ---------------------------------------------------------------------------------
+    np.linalg.norm: [S(A(3)), S(A(3, 4)), S(A(3, 4), axis=1), S(A(3, 4), 1), S(A(3, 4), "fro", keepdims=True)],
+    np.linalg.solve: [S(_WELL, A(3)), S(_WELL, A(3, 2))], np.linalg.inv: [S(_WELL)], np.linalg.det: [S(_WELL)],
+    np.linalg.slogdet: [S(_WELL)], np.linalg.eigh: [S(_SPD)], np.linalg.eigvalsh: [S(_SPD), S(_SPD, UPLO="U")],
+    np.linalg.svd: [S(_WELL), S(_WELL, compute_uv=False)], np.linalg.qr: [S(_WELL)],
+    np.linalg.cholesky: [S(_SPD), S(_SPD, upper=True)], np.linalg.pinv: [S(_WELL)],
+}
+
+# entry points without a derivative: the result is NumPy's own, a plain array or Python value
+PLAIN: dict[Any, list[S]] = {
+    np.argmax: [S(_DISTINCT, axis=1)], np.argmin: [S(_DISTINCT)], np.argsort: [S(_DISTINCT)],
+    np.nonzero: [S(_DISTINCT > 0)], np.argwhere: [S(_DISTINCT > 0)], np.flatnonzero: [S(_DISTINCT)],
+    np.count_nonzero: [S(_DISTINCT > 0)], np.any: [S(_DISTINCT > 0)], np.all: [S(_DISTINCT > 0, axis=0)],
+    np.isclose: [S(_DISTINCT, _DISTINCT)], np.allclose: [S(_DISTINCT, _DISTINCT)],
+    np.array_equal: [S(_DISTINCT, _DISTINCT)], np.shape: [S(_DISTINCT)], np.ndim: [S(_DISTINCT)],
+    np.size: [S(_DISTINCT)], np.result_type: [S(_DISTINCT, 1.0)], np.searchsorted: [S(np.sort(_DISTINCT[0]), 0.5)],
+    np.may_share_memory: [S(_DISTINCT, A(2))], np.shares_memory: [S(_DISTINCT, A(2))],
+    np.iscomplexobj: [S(_DISTINCT)], np.isrealobj: [S(_DISTINCT)],
+}
+
+# constructors from a Tensor's shape and dtype: a new Tensor that does not require grad (ready for writes)
+LIKE: dict[Any, list[S]] = {
+    np.zeros_like: [S(_DISTINCT)], np.ones_like: [S(_DISTINCT, dtype=np.float32)],
+    np.full_like: [S(_DISTINCT, 2.5)], np.empty_like: [S(_DISTINCT)],
+}
