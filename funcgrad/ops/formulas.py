@@ -59,9 +59,17 @@ def select_grad(g: Any, chosen: Any) -> Any:
     return F.where(chosen, g, 0.0)
 
 
-def tie_split(g: Any, x: Any, y: Any, pick_x: Any) -> Any:
-    """Gradient of maximum/minimum w.r.t. x: g where x wins, g/2 on ties (as torch)."""
-    return F.where(F.eq(x, y), g / 2, F.where(pick_x, g, 0.0))
+def tie_split(g: Any, x: Any, y: Any, x_loses: Any) -> Any:
+    """Gradient of maximum/minimum w.r.t. x: 0 where x loses, g/2 on ties, g elsewhere, so both get g where a NaN
+    makes the comparison false (as torch)."""
+    return F.where(F.eq(x, y), g / 2, F.where(x_loses, 0.0, g))
+
+
+def atan2_grad(g: Any, numerator: Any, x: Any, y: Any) -> Any:
+    """A partial of atan2(x, y): g * numerator / (x^2 + y^2) (numerator y for x, -x for y); 0 at (0, 0), as torch."""
+    denominator = x * x + y * y
+    zero = F.eq(denominator, 0)
+    return F.where(zero, 0.0, g * numerator / F.where(zero, 1.0, denominator))
 
 
 def takes_first(x: Any, y: Any, wins: Any) -> Any:

@@ -34,6 +34,12 @@ def relu(x: np.ndarray) -> np.ndarray:
     return np.maximum(x, 0)
 
 
+def sign(x: np.ndarray) -> np.ndarray:
+    """-1, 0 or 1 by the sign of x, and 0 for NaN (as torch; NumPy gives NaN); z / |z| for complex z."""
+    s = np.sign(x)
+    return np.where(np.isnan(s), 0.0, s) if np.result_type(s).kind == "f" else s
+
+
 def rsqrt(x: np.ndarray) -> np.ndarray:
     """1 / sqrt(x)."""
     return 1.0 / np.sqrt(x)

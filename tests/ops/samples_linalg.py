@@ -5,7 +5,7 @@ eigenvalues and singular values, so every derivative exists near them.
 """
 import numpy as np
 
-from tests.ops.sampling import A, S
+from tests.ops.sampling import A, C, S
 
 
 def W(*shape: int) -> np.ndarray:
@@ -42,3 +42,5 @@ SAMPLES: dict[str, list[S]] = {
     "linalg_vector_norm": [S(A(4)), S(A(2, 3), 2, 1), S(A(2, 3), 1, (0, 1), True), S(A(2, 3), 3.5, -1),
                            S(A(2, 3), np.inf, 0), S(A(2, 3), -np.inf), S(A(2, 3), 0, 1)],
 }
+SAMPLES["linalg_vector_norm"] = SAMPLES["linalg_vector_norm"] + [  # complex values: real norms, as torch
+    S(C(4)), S(C(2, 3), 1, 1), S(C(2, 3), 0.5, -1), S(C(2, 3), np.inf, 0)]

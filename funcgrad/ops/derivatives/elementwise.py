@@ -7,6 +7,19 @@ A rule maps the output gradient to the gradient of one input. Names a rule may u
 Rules use funcgrad ops (F.*) and operators only, never `.data`, so with create_graph=True their own
 graph is recorded and higher derivatives need nothing more. A rule may return its gradient in the
 broadcast shape; the engine sums it to the input's shape. Only the names a rule mentions are saved.
+
+Complex values (PyTorch's convention, for every table file): the gradient of a real loss L of z is
+dL/dRe(z) + i dL/dIm(z), so a holomorphic rule is ``g * conj(f'(z))`` (``F.conj`` of a real value is the
+value itself: real paths pay nothing); a real input fed into a complex op gets the real part. Forward
+mode gives ``f'(z) t`` without conj (``ELEMENTWISE`` takes ``conj(vjp(conj(t)))``). Ops listed in each
+file's ``allow_complex(...)`` support complex values; the others raise rather than give a wrong gradient.
+
+Kinks and NaN follow PyTorch where NumPy's conventions differ:
+  relu'(0) = 0, relu'(nan) = 1      abs'(0) = abs'(nan) = 0, as sign(nan) = 0 (NumPy: nan)
+  maximum/minimum: g/2 each on ties; where a NaN makes the comparison false, both inputs get g
+  atan2 at (0, 0): both partials 0     clamp: 1 at the bounds, 0 at NaN
+  max()/min() over all elements with NaNs: g shared by the NaNs (torch.max(); torch.amax gives NaN)
+  vector_norm / norm: 0 where x = 0 (any order, also p < 1) and where the norm is 0
 """
 import math  # noqa: I001
 from typing import Any
@@ -53,8 +66,8 @@ tan   = defop("tan",   np.tan,     x=lambda g, out: g * F.conj(1 + out * out),  
 asin  = defop("asin",  np.arcsin,  x=lambda g, x: g * F.conj(F.rsqrt(1 - F.square(x))),  jvp=ELEMENTWISE)
 acos  = defop("acos",  np.arccos,  x=lambda g, x: g * -F.conj(F.rsqrt(1 - F.square(x))), jvp=ELEMENTWISE)
 atan  = defop("atan",  np.arctan,  x=lambda g, x: g / F.conj(1 + x * x),                jvp=ELEMENTWISE)
-atan2 = defop("atan2", np.arctan2, x=lambda g, x, y: g * y / (x * x + y * y),
-                                   y=lambda g, x, y: -g * x / (x * x + y * y), jvp=ELEMENTWISE)
+atan2 = defop("atan2", np.arctan2, x=lambda g, x, y: R.atan2_grad(g, y, x, y),   # 0 at (0, 0), as torch
+                                   y=lambda g, x, y: R.atan2_grad(-g, x, x, y), jvp=ELEMENTWISE)
 hypot = defop("hypot", np.hypot,  x=lambda g, x, out: g * x / out, y=lambda g, y, out: g * y / out, jvp=ELEMENTWISE)  # nan at 0, as torch
 sinh  = defop("sinh",  np.sinh,    x=lambda g, x: g * F.conj(F.cosh(x)),                jvp=ELEMENTWISE)
 cosh  = defop("cosh",  np.cosh,    x=lambda g, x: g * F.conj(F.sinh(x)),                jvp=ELEMENTWISE)
@@ -65,18 +78,18 @@ atanh = defop("atanh", np.arctanh, x=lambda g, x: g / F.conj(1 - x * x),        
 
 # ----- activations, kinks and selections ------------------------------------------------------
 sigmoid = defop("sigmoid", K.sigmoid, x=lambda g, out: g * F.conj(out - F.square(out)), jvp=ELEMENTWISE)
-relu    = defop("relu",    K.relu,    x=lambda g, out: R.select_grad(g, F.gt(out, 0)), jvp=ELEMENTWISE)  # 0 at 0
+relu    = defop("relu",    K.relu,    x=lambda g, out: F.where(F.le(out, 0), 0.0, g), jvp=ELEMENTWISE)  # 0 at 0
 abs     = defop("abs",     np.abs,    x=lambda g, x: g * F.sgn(x), jvp=ELEMENTWISE)   # 0 at 0, as torch
-sign    = defop("sign",    np.sign,   x=lambda g: R.zeros(g), jvp=ELEMENTWISE)        # zero grad, as torch
+sign    = defop("sign",    K.sign,    x=lambda g: R.zeros(g), jvp=ELEMENTWISE)        # zero grad, as torch
 floor   = defop("floor",   np.floor,  x=lambda g: R.zeros(g), jvp=ELEMENTWISE)
 ceil    = defop("ceil",    np.ceil,   x=lambda g: R.zeros(g), jvp=ELEMENTWISE)
 round   = defop("round",   K.round,  x=lambda g: R.zeros(g), jvp=ELEMENTWISE)
 trunc   = defop("trunc",   np.trunc,  x=lambda g: R.zeros(g), jvp=ELEMENTWISE)
-maximum = defop("maximum", np.maximum, x=lambda g, x, y: R.tie_split(g, x, y, F.gt(x, y)),   # ties: g/2
-                                       y=lambda g, x, y: R.tie_split(g, y, x, F.gt(y, x)),   # each, as torch
+maximum = defop("maximum", np.maximum, x=lambda g, x, y: R.tie_split(g, x, y, F.lt(x, y)),   # ties: g/2
+                                       y=lambda g, x, y: R.tie_split(g, y, x, F.lt(y, x)),   # each, as torch
                                        jvp=ELEMENTWISE)
-minimum = defop("minimum", np.minimum, x=lambda g, x, y: R.tie_split(g, x, y, F.lt(x, y)),
-                                       y=lambda g, x, y: R.tie_split(g, y, x, F.lt(y, x)), jvp=ELEMENTWISE)
+minimum = defop("minimum", np.minimum, x=lambda g, x, y: R.tie_split(g, x, y, F.gt(x, y)),
+                                       y=lambda g, x, y: R.tie_split(g, y, x, F.gt(y, x)), jvp=ELEMENTWISE)
 fmax    = defop("fmax",    np.fmax,   x=lambda g, x, y: R.select_grad(g, R.takes_first(x, y, F.ge)),  # ties: x, as torch;
                                       y=lambda g, x, y: R.select_grad(g, F.logical_not(R.takes_first(x, y, F.ge))),  # NaN loses
                                       jvp=ELEMENTWISE)
@@ -95,7 +108,7 @@ conj_physical = defop("conj_physical", np.conjugate, x=lambda g: F.conj(g), jvp=
 real    = defop("real",    K.real,    x=lambda g: g,      jvp=LINEAR)  # a copy, not a view as torch's
 imag    = defop("imag",    K.imag,    x=lambda g: g * 1j, jvp=lambda x_t: F.imag(x_t) if R.is_complex(x_t) else R.zeros(x_t))
 angle   = defop("angle",   K.angle,   x=R.angle_grad,     jvp=ELEMENTWISE)  # 0 at 0, as torch
-sgn     = defop("sgn",     np.sign,   x=R.sgn_grad,       jvp=lambda x_t, x, out: R.sgn_grad(x_t, x, out))  # z / |z|
+sgn     = defop("sgn",     K.sign,    x=R.sgn_grad,       jvp=lambda x_t, x, out: R.sgn_grad(x_t, x, out))  # z / |z|
 polar   = defop("polar",   K.polar,   abs=lambda g, angle: F.real(g * F.exp(angle * -1j)),
                                       angle=lambda g, out: F.real(g * F.conj(out * 1j)),
                                       jvp=lambda abs_t, angle_t, angle, out: F.polar(abs_t, angle) + out * 1j * angle_t)

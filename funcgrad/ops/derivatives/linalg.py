@@ -14,7 +14,7 @@ from scipy.linalg.lapack import get_lapack_funcs
 
 import funcgrad.ops as F
 from funcgrad.ops import formulas as R
-from funcgrad.ops.registry import composite, defop
+from funcgrad.ops.registry import allow_complex, composite, defop
 
 __all__ = ["LinAlgError", "linalg_inv", "linalg_det", "linalg_slogdet", "linalg_solve", "linalg_cholesky",
            "linalg_qr", "linalg_eigh", "linalg_eigvalsh", "linalg_svd", "linalg_svdvals", "linalg_pinv",
@@ -330,16 +330,18 @@ def pinv_grad(g, A, out):
 
 
 def vector_norm_grad(g, x, out, ord, dim, keepdim):  # noqa: A002
-    """d||x||_p/dx = sign(x) |x|^(p-1) / ||x||^(p-1) (x / ||x|| for p = 2), 0 where ||x|| = 0;
-    p = +-inf: sign(x) shared evenly by the entries where |x| = ||x||; p = 0: 0 (as torch)."""
+    """d||x||_p/dx = sgn(x) |x|^(p-1) / ||x||^(p-1) (x / ||x|| for p = 2), 0 where x = 0 (also for p < 1, where
+    |x|^(p-1) is infinite) or ||x|| = 0; p = +-inf: sgn(x) shared evenly by the entries where |x| = ||x||; p = 0: 0
+    (all as torch). sgn(z) = z / |z| for complex x, whose gradient is that of a real function of z."""
     shape = np.shape(x)
     g, norm = R.unreduce(g, shape, dim, keepdim), R.unreduce(out, shape, dim, keepdim)
     if ord == 0:
         return R.zeros(g)
     if ord in (np.inf, -np.inf):
         hit = F.eq(F.abs(x), norm)
-        return g * F.sign(x) * hit / R.unreduce(F.sum(hit, dim, True), shape, dim, True)
-    scaled = x if ord == 2 else F.sign(x) * F.abs(x) ** (ord - 1)
+        return g * F.sgn(x) * hit / R.unreduce(F.sum(hit, dim, True), shape, dim, True)
+    nonzero = F.ne(x, 0)
+    scaled = x if ord == 2 else F.where(nonzero, F.sgn(x) * F.abs(F.where(nonzero, x, 1.0)) ** (ord - 1), 0.0)
     return g * scaled / F.where(F.eq(norm, 0), 1.0, norm) ** (ord - 1)
 
 
@@ -456,7 +458,7 @@ def pinv_jvp(A_t, A, out):
 
 def vector_norm_jvp(x_t, x, out, ord, dim, keepdim):  # noqa: A002
     """d||x|| = sum_i (d||x|| / dx_i) dx_i, with the VJP's partials (so its choices at 0 and at ties)."""
-    return R.reduce_jvp(x_t, vector_norm_grad(R.ones(out), x, out, ord, dim, keepdim), dim, keepdim)
+    return R.real_reduce_jvp(x_t, vector_norm_grad(R.ones(out), x, out, ord, dim, keepdim), dim, keepdim)
 
 
 # ----- the table ------------------------------------------------------------------------------
@@ -487,3 +489,6 @@ def logdet(x):
     """
     sign, logabsdet = linalg_slogdet(x)
     return F.where(F.lt(sign, 0), np.nan, logabsdet)
+
+# ----- complex inputs: the vector norm is real, its gradient that of a real function of z (as torch) ---------
+allow_complex(linalg_vector_norm)

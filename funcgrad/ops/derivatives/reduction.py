@@ -147,8 +147,10 @@ def _std_grad(g, x, out, dim, correction, keepdim):
 
 
 def _spread_to_extremes(g, x, out, dim, keepdim):
-    """Gradient of amax/amin: g shared evenly among the elements equal to the result (ties split, as torch)."""
-    hit = F.eq(x, R.unreduce(out, x.shape, dim, keepdim))
+    """Gradient of amax/amin: g shared evenly among the elements equal to the result (ties split, as torch); a NaN
+    result shares it among the NaNs (as torch's max(); its amax gives NaN)."""
+    extreme = R.unreduce(out, x.shape, dim, keepdim)
+    hit = F.logical_or(F.eq(x, extreme), F.logical_and(F.isnan(x), F.isnan(extreme)))
     return R.unreduce(g, x.shape, dim, keepdim) * hit / F.sum(hit, dim, True)
 
 
