@@ -133,11 +133,11 @@ class BackwardFunction(FunctionCtx):
         non_diff_ids = {id(t) for t in self._non_differentiable}
         seen: set[int] = set()
         results = []
-        meta = []
+        meta: list[Any] = []
         for i, out in enumerate(outputs):
             if not isinstance(out, Tensor):
                 results.append(out)
-                meta.append(None)
+                meta.append(None)  # type: ignore[arg-type]
                 continue
             if id(out) in dirty_ids or (id(out) not in input_ids and id(out) not in seen):
                 t = out
@@ -202,7 +202,7 @@ class BackwardFunction(FunctionCtx):
 
     def apply(self, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
         """Call ``backward`` with one Tensor (or None) per output; return one gradient per input."""
-        grads = []
+        grads: list[Any] = []
         for g, meta in zip(grad_outputs, self._output_meta):
             if meta is None:
                 grads.append(None)  # a non-tensor output

@@ -56,7 +56,7 @@ def _check_backward(function: type[Function], inputs: tuple[Any, ...], needs: se
         raise _fail(name, "no output requires grad although an input does; return a float Tensor computed from "
                     "the inputs, and do not mark every output non-differentiable")
     grads = [Tensor(np.ones(o.shape, o.dtype)) if isinstance(o, Tensor) else None for o in outputs]
-    result = function.backward(ctx, *grads)
+    result = function.backward(ctx, *grads)  # type: ignore[arg-type]
     result = result if isinstance(result, tuple) else (result,)
     extra = result[len(args):]
     if len(result) < len(args) or any(g is not None for g in extra):
@@ -147,18 +147,18 @@ def check_function(function: type[Function], *inputs: Any, order: int = 2, nonde
         return function.apply(*[x * 1.0 if isinstance(x, Tensor) and x.requires_grad else x for x in xs])
 
     options = dict(nondet_tol=nondet_tol, fast_mode=fast_mode, three_valued=True, raise_exception=False)
-    first = gradcheck(differentiable, _with_grad(inputs, every), **options)
+    first = gradcheck(differentiable, _with_grad(inputs, every), **options)  # type: ignore[arg-type]
     verdicts = [first]
     if len(tensor_idx) > 1:
         for i in tensor_idx:
-            alone = gradcheck(differentiable, _with_grad(inputs, {i}), **options)
+            alone = gradcheck(differentiable, _with_grad(inputs, {i}), **options)  # type: ignore[arg-type]
             alone.subject = f"first order, input {i} alone requiring grad"
             verdicts.append(alone)
     notes = []
     if order >= 2:
         try:
             verdicts = with_second_order(verdicts, gradgradcheck(differentiable, _with_grad(inputs, every),
-                                                                 **options))
+                                                                 **options))  # type: ignore[arg-type]
         except GradcheckError as err:
             if err.check != "second order once_differentiable":
                 raise

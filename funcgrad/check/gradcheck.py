@@ -288,7 +288,7 @@ def _run(func: Callable[..., Any], prepared: tuple[Any, ...], indices: list[int]
         if check_forward_ad or not check_backward_ad:
             raise ValueError("three_valued=True judges reverse mode: use check_forward_ad=False and "
                              "check_backward_ad=True (the PyTorch mode checks forward AD)")
-        return _three_valued(run, differentiable, raise_exception)
+        return _three_valued(run, differentiable, raise_exception)  # type: ignore[return-value]
     try:
         try:
             if not differentiable:

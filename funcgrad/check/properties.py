@@ -63,9 +63,9 @@ def assert_grads_close(f: Callable[..., Any], *inputs: Any, order: int = 2, eps:
         eps = 1e-6 if all(x.dtype == np.float64 for x in floats) else "auto"
     options = dict(eps=eps, atol=atol, rtol=rtol, fast_mode=fast_mode, check_batched_grad=check_batched_grad)
     try:
-        gradcheck(f, leaves, **options)
+        gradcheck(f, leaves, **options)  # type: ignore[arg-type]
         if order >= 2:
-            gradgradcheck(f, leaves, **options)
+            gradgradcheck(f, leaves, **options)  # type: ignore[arg-type]
     except GradcheckError as err:
         shapes = ", ".join(str(x.shape) for x in leaves if isinstance(x, Tensor))
         raise AssertionError(f"{err.check} check failed for {getattr(f, '__name__', f)} at input shapes "

@@ -113,15 +113,15 @@ def derivative(shifted: Shift, h0: float, eps: float,
             gap = np.maximum(gap, noise)
             better = gap < error
             value = np.where(better, new[k], value)
-            error = np.where(better, gap, error)
+            error = np.where(better, gap, error)  # type: ignore[assignment]
         row = new
-        if decided is not None and len(row) > 1 and decided(value, error):
+        if decided is not None and len(row) > 1 and decided(value, error):  # type: ignore[arg-type]
             break
         h /= _SHRINK
     if value is None:  # not even one step: the dtype cannot resolve any shift
         empty = shifted(0.0)[0]
         return Estimate(np.zeros(empty.shape), np.full(empty.shape, np.inf), np.full(empty.shape, np.inf), h)
-    return Estimate(value, error, noise, h)
+    return Estimate(value, error, noise, h)  # type: ignore[arg-type]
 
 
 def finest(shifted: Shift, x: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:

@@ -62,7 +62,7 @@ def valid_dims(ndim: int, multiple: bool = False, allow_none: bool = False) -> s
         dims = st.lists(st.integers(0, ndim - 1), unique=True, max_size=ndim).flatmap(
             lambda ds: st.tuples(*[st.sampled_from([d, d - ndim]) for d in ds])) if ndim else st.just(())
     else:
-        dims = one
+        dims = one  # type: ignore[assignment]
     return st.one_of(st.none(), dims) if allow_none else dims
 
 
@@ -79,7 +79,7 @@ def finite_floats(min_value: float = -3.0, max_value: float = 3.0, away_from: Se
         low, high = np.float32(min_value), np.float32(max_value)
         min_value = float(low if low >= min_value else np.nextafter(low, np.float32(np.inf)))
         max_value = float(high if high <= max_value else np.nextafter(high, np.float32(-np.inf)))
-    base = st.floats(min_value, max_value, allow_nan=False, allow_infinity=False, width=width)
+    base = st.floats(min_value, max_value, allow_nan=False, allow_infinity=False, width=width)  # type: ignore[arg-type]
     return base.filter(lambda v: all(abs(v - k) >= margin for k in away_from)) if away_from else base
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -177,7 +177,7 @@ class Node:
         return add_hook(self._hook_set().tensor_pre.setdefault(output_nr, {}), fn)
 
     # ----- running ------------------------------------------------------------------------------
-    def apply(self, grad_outputs: list[Any], as_tensors: bool) -> tuple[Any, ...]:
+    def apply(self, grad_outputs: list[Any], as_tensors: bool) -> Sequence[Any]:
         """Map the gradients of this node's outputs to those of its inputs (one per edge).
 
         ``as_tensors``: the gradients are Tensors and the rules run on Tensors (under ``create_graph``, or
@@ -263,7 +263,7 @@ class AccumulateGrad(Node):
         self.sequence_nr = -1
         self.variable = variable
 
-    def apply(self, grad_outputs: list[Any], as_tensors: bool) -> tuple[Any, ...]:
+    def apply(self, grad_outputs: list[Any], as_tensors: bool) -> Sequence[Any]:
         var = self.variable
         extra = var._extra
         grad = grad_outputs[0]

@@ -70,7 +70,7 @@ class Structured(NDArrayOperatorsMixin):
 
     def reshape(self, *shape: Any) -> Any:
         """Reshaping the entries keeps the structure; other reshapes give the dense result."""
-        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], tuple | list) else shape
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], tuple | list) else shape  # type: ignore[assignment]
         return _reshape(self, tuple(shape))
 
     def _entries_reshaped(self, core: tuple[int, ...]) -> Any:

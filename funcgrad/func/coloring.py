@@ -76,7 +76,7 @@ def star_coloring(pattern: sps.csr_array) -> np.ndarray:
     adj = _adjacency(sym)
     colors = [-1] * len(adj)
     for v in np.argsort([-len(a) for a in adj], kind="stable").tolist():
-        forbidden = set()
+        forbidden: set[int] = set()
         colored = [w for w in adj[v] if colors[w] >= 0]
         forbidden.update(colors[w] for w in colored)
         for w in colored:

@@ -136,7 +136,7 @@ def jet(fun: Callable[..., Any], primals: Sequence[Any], series: Sequence[Sequen
     K = orders.pop() if orders else 0
     tracked = [(*_input(value, terms, i, factorial_scaled), None)
                for i, (value, terms) in enumerate(zip(primals, series))]
-    out, layer = _propagate(fun, tracked, K)
+    out, layer = _propagate(fun, tracked, K)  # type: ignore[arg-type]
     leaves, spec = tree_flatten(out)
     values, terms_out = [], []
     for leaf in leaves:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import operator
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import scipy.sparse as sps
@@ -35,7 +35,7 @@ from funcgrad.func.compiler.tracing import Recorder, Traced
 
 __all__ = ["jacobian_sparsity", "hessian_sparsity"]
 
-Deps = sps.csr_array  # (elements of an array, input elements), boolean
+Deps: TypeAlias = sps.csr_array  # (elements of an array, input elements), boolean
 
 # ufuncs whose derivative is zero wherever it exists: their results depend on nothing
 _STEPS = frozenset({np.floor, np.ceil, np.trunc, np.rint, np.sign, np.floor_divide, np.signbit, np.spacing})

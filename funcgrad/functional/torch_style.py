@@ -380,7 +380,7 @@ def _gradient(func: Callable[..., Any], xs: tuple[Tensor, ...], fn_name: str, st
     for i, g in enumerate(grads):
         if strict and g is None:
             _strict_check(unused, i)
-        elif strict and not (g.requires_grad if record else tangent(g) is not None):
+        elif strict and not (g.requires_grad if record else tangent(g) is not None):  # type: ignore[arg-type]
             _strict_check("jacobian", i)  # the gradient does not depend on the inputs
     return out, tuple(g if g is not None else zeros_for(x) for g, x in zip(grads, xs))
 

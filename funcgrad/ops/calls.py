@@ -171,9 +171,9 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
                 d = a.data
                 metas.append(_interned((d.shape, d.dtype)))
             else:
-                edges.append(NO_EDGE)
+                edges.append(NO_EDGE)  # type: ignore[arg-type]
                 metas.append(None)
-        node.next_functions = edges = tuple(edges)
+        node.next_functions = edges = tuple(edges)  # type: ignore[assignment]
         node._shapes = _interned(tuple(metas))
         result = new(Tensor)
         result.data = out if type(out) is ndarray or isinstance(out, Structured) else np.asarray(out)
@@ -185,8 +185,8 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
         if not plan:
             node._saved = node._versions = ()
             return result
-        saved = []
-        versions = []
+        saved: list[Any] = []
+        versions: list[Any] = []
         for p, users, tensor in plan:
             for u in users:
                 if edges[u] is not NO_EDGE:
@@ -194,24 +194,24 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
             else:
                 if users:  # only rules of inputs that need no gradient would read it
                     saved.append(None)
-                    versions.append(None)
+                    versions.append(None)  # type: ignore[arg-type]
                     continue
             if p >= 0:
                 value = args[p]
                 saved.append(value)
                 if not tensor:  # dim, keepdim, ...
-                    versions.append(None)
+                    versions.append(None)  # type: ignore[arg-type]
                 elif type(value) is Tensor:
                     versions.append(value._version_counter[0])
                 else:
                     kind = type(value)
-                    versions.append(None if kind is float or kind is int else saved_version(value))
+                    versions.append(None if kind is float or kind is int else saved_version(value))  # type: ignore[arg-type]
             elif p == -1:  # the op's own output: its array, checked through its version counter (saved at 0)
                 saved.append(result.data)
-                versions.append(counter)
+                versions.append(counter)  # type: ignore[arg-type]
             else:  # only the shape of an input
                 saved.append(np.shape(args[-p - 2]))
-                versions.append(None)
+                versions.append(None)  # type: ignore[arg-type]
         node._saved = tuple(saved)
         node._versions = tuple(versions)
         return result
@@ -252,18 +252,18 @@ def _sequence_or_multi_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any]
                     d = a.data
                     shapes.append((d.shape, d.dtype))
                 else:
-                    edges.append(NO_EDGE)
-                    shapes.append(None)
+                    edges.append(NO_EDGE)  # type: ignore[arg-type]
+                    shapes.append(None)  # type: ignore[arg-type]
             node.next_functions = tuple(edges)
             node._shapes = tuple(shapes)
         else:  # one tensor input, which requires grad (else nothing is recorded)
             a = args[first]
             fn = a.grad_fn
             d = a.data
-            node.next_functions = edges = ((fn, a.output_nr) if fn is not None else (a._accumulator(), 0),)
+            node.next_functions = edges = ((fn, a.output_nr) if fn is not None else (a._accumulator(), 0),)  # type: ignore[assignment]
             node._shapes = ((d.shape, d.dtype),)
         if multi:
-            node._n_outputs = len(out)
+            node._n_outputs = len(out)  # type: ignore[misc]
             results = tuple([_output(o, node, i) for i, o in enumerate(out)])
         else:
             result = new(Tensor)
@@ -276,8 +276,8 @@ def _sequence_or_multi_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any]
         if not saved_positions:
             node._saved = node._versions = ()
             return results if multi else result
-        saved = []
-        versions = []
+        saved: list[Any] = []
+        versions: list[Any] = []
         for p, users in zip(saved_positions, saved_users):
             for u in users:
                 if edges[u] is not NO_EDGE:
@@ -326,7 +326,7 @@ def _output(out: Any, node: Node, output_nr: int) -> Any:
     data = out if type(out) is np.ndarray or isinstance(out, Structured) else np.asarray(out)
     if data.dtype.kind not in "fc":
         return Tensor._wrap(data)
-    return Tensor._from_node(data, node, output_nr, [0])
+    return Tensor._from_node(data, node, output_nr, [0])  # type: ignore[arg-type]
 
 
 def as_view_op(spec: OpSpec, fn: Callable[..., Any]) -> Callable[..., Any]:

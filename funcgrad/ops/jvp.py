@@ -76,9 +76,9 @@ def _save_with_tangents(outputs: tuple[Any, ...]) -> None:
     if spec.multi_output and type(version) is tuple:
         value, version = tuple(saved_dual(o, nr) for nr, o in enumerate(outputs)), version
     elif type(version) is list:  # a single output, saved as its array with its version counter
-        value, version = saved_dual(outputs[0], 0), version[0]
+        value, version = saved_dual(outputs[0], 0), version[0]  # type: ignore[assignment]
     elif type(node._saved[i]) is SavedOutput:  # saved with the tangents of an earlier level: now with all
-        value = saved_dual(outputs[0], 0)
+        value = saved_dual(outputs[0], 0)  # type: ignore[assignment]
     else:  # packed by saved_tensors_hooks: left to the hooks
         return
     node._saved = node._saved[:i] + (value,) + node._saved[i + 1:]
@@ -161,7 +161,7 @@ def _elementwise_jvp(spec: OpSpec, full: tuple[Any, ...], out: Any, tangents: li
     primals = _primals(spec, full)
     complex_ = complex_out or any(t is not None and (t.dtype.kind == "c" or is_complex(p))
                                   for t, p in zip(tangents, primals))
-    for (vjp, _slot, idx), t, p in zip(spec.node_class._rules, tangents, primals):
+    for (vjp, _slot, idx), t, p in zip(spec.node_class._rules, tangents, primals):  # type: ignore[attr-defined]
         if t is None:
             continue
         if t.ndim != np.ndim(p):  # a batch of tangents: its dims go in front of the output's

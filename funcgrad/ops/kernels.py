@@ -174,4 +174,4 @@ def pad(x: np.ndarray, pad: Any, mode: str = "constant", value: float = 0.0) -> 
     widths = [(max(b, 0), max(a, 0)) for b, a in pairs]
     if mode == "constant":
         return np.pad(x, widths, constant_values=value)
-    return np.pad(x, widths, mode=PAD_MODES[mode])
+    return np.pad(x, widths, mode=PAD_MODES[mode])  # type: ignore[call-overload]

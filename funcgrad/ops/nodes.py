@@ -43,7 +43,7 @@ class _OpNode(Node):
     def apply(self, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
         values = self.unpack_saved(as_tensors) if self._saved else ()
         g = self._gradient(grad_outputs)
-        grads = []
+        grads: list[Any] = []
         for (rule, slot, idx), (edge, _) in zip(self._rules, self.next_functions):
             if edge is None:
                 grads.append(None)

@@ -89,8 +89,8 @@ def _ufunc_call(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: d
             x, axis = F.reshape(x, (-1,)), 0
         args = (axis, keepdims) if method == "reduce" else (axis,)
         if out is not None:
-            return _into(out, table[ufunc], (x, *args), dtype)
-        return _cast(table[ufunc](x, *args), dtype)
+            return _into(out, table[ufunc], (x, *args), dtype)  # type: ignore[index]
+        return _cast(table[ufunc](x, *args), dtype)  # type: ignore[index]
     if method == "outer" and ufunc in UFUNCS:
         _unsupported(f"np.{ufunc.__name__}.outer", kwargs)
         x, y = inputs
@@ -237,7 +237,7 @@ def install() -> None:
     Tensor.__array_function__ = array_function  # type: ignore[attr-defined]
     Tensor.size = property(size)  # type: ignore[assignment,method-assign]
     methods = {"astype": astype, "ravel": ravel, "copy": copy, "fill": fill, "dot": dot, "transpose": transpose,
-               "swapaxes": swapaxes, "clip": clip, "any": any_, "all": all_, "repeat": _repeat(Tensor.repeat),
+               "swapaxes": swapaxes, "clip": clip, "any": any_, "all": all_, "repeat": _repeat(Tensor.repeat),  # type: ignore[attr-defined]
                "max": _extreme(F.max, F.amax), "min": _extreme(F.min, F.amin)}
     for name, fn in methods.items():
         setattr(Tensor, name, fn)

@@ -75,7 +75,7 @@ class OpSpec:
             for n in names:
                 if n not in wanted:
                     wanted.append(n)
-            bound.append((rule, slot, tuple(wanted.index(n) for n in names)))
+            bound.append((rule, slot, tuple(wanted.index(n) for n in names)))  # type: ignore[arg-type]
         self.saved_names = tuple(wanted)
         # for each saved name, the inputs whose rules use it: saved only when one of them needs a grad
         self.saved_users = tuple(tuple(k for k, (rule, _, idx) in enumerate(bound) if i in idx)
@@ -192,7 +192,7 @@ def nondiff(name: str, kernel: Callable[..., Any], *tensor_params: str) -> Calla
     """Register an op with no derivative (comparisons, argmax): its result never requires grad."""
     if isinstance(kernel, np.ufunc) and not tensor_params:
         tensor_params = ("x", "y")[:kernel.nin]
-    return defop(name, kernel, **{p: NONDIFF for p in tensor_params or ("x",)})
+    return defop(name, kernel, **{p: NONDIFF for p in tensor_params or ("x",)})  # type: ignore[arg-type]
 
 
 def composite(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -87,9 +87,9 @@ def degree(rule: Callable[[TaylorCall], Any], degrees: list[int | None], K: int)
     if None in degrees:
         return None
     if rule is TaylorCall.linear:
-        return max(degrees)
+        return max(degrees)  # type: ignore[type-var]
     if rule is product:
-        return min(K, sum(degrees))
+        return min(K, sum(degrees))  # type: ignore[arg-type]
     return None
 
 

@@ -272,7 +272,7 @@ def einsum_grads(g: Any, equation: str, operands: Sequence[Any]) -> list[Any]:
     grads = []
     for i, (term, x) in enumerate(zip(terms, operands)):
         subscripts = ["..." + out] + terms[:i] + terms[i + 1:]
-        args = [g, *[F.conj(o) for o in operands[:i] + operands[i + 1:]]]
+        args = [g, *[F.conj(o) for o in operands[:i] + operands[i + 1:]]]  # type: ignore[operator]
         named = set("".join(subscripts))
         fresh = iter(spare)
         target = ""
