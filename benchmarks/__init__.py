@@ -8,6 +8,7 @@ from benchmarks.workloads import WORKLOADS as FIRST_ORDER
 from benchmarks.workloads_check import WORKLOADS as CHECKS
 from benchmarks.workloads_functional import WORKLOADS as TRANSFORMS
 from benchmarks.workloads_higher import WORKLOADS as HIGHER_ORDER
+from benchmarks.workloads_nn import WORKLOADS as NN
 from benchmarks.workloads_numpy import WORKLOADS as NUMPY_CODE
 
-WORKLOADS: list[Workload] = [*FIRST_ORDER, *NUMPY_CODE, *TRANSFORMS, *HIGHER_ORDER, *CHECKS]
+WORKLOADS: list[Workload] = [*FIRST_ORDER, *NUMPY_CODE, *NN, *TRANSFORMS, *HIGHER_ORDER, *CHECKS]

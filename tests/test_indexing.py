@@ -95,16 +95,27 @@ def test_advanced_indexing_copies() -> None:
 
 
 # ----- splitting ------------------------------------------------------------------------------
-def test_split_chunk_unbind_give_one_node_per_piece() -> None:
+@pytest.mark.parametrize(("split", "name", "shapes"), [
+    (lambda x: fg.split(x, [1, 4]), "SplitBackward0", [(1, 2), (4, 2)]),
+    (lambda x: fg.split(x, 2), "SplitBackward0", [(2, 2), (2, 2), (1, 2)]),
+    (lambda x: fg.chunk(x, 2, dim=0), "SplitBackward0", [(3, 2), (2, 2)]),
+    (lambda x: x.unbind(1), "UnbindBackward0", [(5,), (5,)]),
+])
+def test_split_chunk_unbind_give_one_node_with_one_output_per_piece(split, name, shapes) -> None:
     x = leaf(5, 2)
-    pieces = fg.split(x, [1, 4])
-    assert [p.shape for p in pieces] == [(1, 2), (4, 2)]
-    assert pieces[0].grad_fn is not pieces[1].grad_fn
-    assert [p.shape for p in fg.chunk(x, 2, dim=0)] == [(3, 2), (2, 2)]
-    assert [p.shape for p in x.unbind(1)] == [(5,), (5,)]
-    total = sum((k + 1) * p.sum() for k, p in enumerate(fg.unbind(x, 1)))
-    total.backward()
-    np.testing.assert_array_equal(x.grad.data, np.tile([1.0, 2.0], (5, 1)))
+    y = x * 1
+    pieces = split(y)
+    assert [p.shape for p in pieces] == shapes
+    node = pieces[0].grad_fn
+    assert node.name() == name and all(p.grad_fn is node for p in pieces)  # one node, as torch
+    assert [p.output_nr for p in pieces] == list(range(len(pieces)))
+    assert node.next_functions == ((y.grad_fn, 0),)
+    assert all(p._base is y for p in pieces)
+    sum(float(k + 1) * p.sum() for k, p in enumerate(pieces) if k != 1).backward()  # piece 1 gets no gradient
+    weights = [0.0 if k == 1 else k + 1.0 for k in range(len(pieces))]
+    join = np.stack if name == "UnbindBackward0" else np.concatenate
+    expected = join([np.full(shape, w) for w, shape in zip(weights, shapes)], axis=1 if join is np.stack else 0)
+    np.testing.assert_array_equal(x.grad.data, expected)
 
 
 def test_cat_and_stack_route_gradients_to_each_input() -> None:

@@ -21,7 +21,8 @@ from funcgrad.core.dispatch import DISPATCH
 from funcgrad.core.grad_mode import STATE, no_grad
 from funcgrad.core.graph import Node, SavedOutput, next_sequence_nr, pack_saved, saved_version
 from funcgrad.core.tensor import Tensor
-from funcgrad.core.views import mark_view
+from funcgrad.core.views import CreationMeta, mark_view, rebase_error
+from funcgrad.ops.inplace import rebase_view
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -122,7 +123,7 @@ class BackwardFunction(FunctionCtx):
         """Check the dirty marks, give the tensor outputs this node as history, save what was asked."""
         outputs = output if isinstance(output, tuple) else (output,)
         input_ids = {id(a) for a in inputs if isinstance(a, Tensor)}
-        self._check_dirty(input_ids, {id(o) for o in outputs}, recording)
+        self._check_dirty(input_ids, outputs, recording)
         dirty_ids = {id(t) for t in self._dirty}
         for t in self._dirty:
             t._version_counter[0] += 1
@@ -146,32 +147,49 @@ class BackwardFunction(FunctionCtx):
             seen.add(id(out))
             if recording and id(out) not in non_diff_ids and out.data.dtype.kind in "fc":
                 t.grad_fn, t.output_nr, t._requires_grad = self, i, True
+            if t._extra is not None and t._extra.base is not None and id(out) not in dirty_ids:
+                t._extra.creation = CreationMeta.IN_CUSTOM_FUNCTION  # writing it in place would bypass backward
             results.append(t)
             meta.append((out.data.shape, out.data.dtype))
         self._output_meta = tuple(meta)
         self._save(recording)
+        for t in self._dirty:
+            if t._base is not None and t.grad_fn is self:
+                rebase_view(t)  # the base's history goes through this Function, as torch's CopySlices
         return tuple(results) if isinstance(output, tuple) else results[0]
 
-    def _check_dirty(self, input_ids: set[int], output_ids: set[int], recording: bool) -> None:
-        """Dirty tensors must be inputs, returned as outputs, and (when recording) not leaves needing grad."""
+    def _check_dirty(self, input_ids: set[int], outputs: tuple[Any, ...], recording: bool) -> None:
+        """Dirty tensors must be inputs and returned as outputs; with grad mode on, a leaf that requires grad
+        (or a view of one) may not be dirty, nor may a view that PyTorch forbids writing in place."""
+        name = self._function.__name__
         for t in self._dirty:
             if id(t) not in input_ids:
-                raise RuntimeError(f"{self._function.__name__}: only input Tensors should be given to "
-                                   f"ctx.mark_dirty(); a Tensor of shape {list(np.shape(t))} that is not an "
-                                   f"input was given. A new tensor needs no mark: just return it.")
-            if id(t) not in output_ids:
+                raise RuntimeError(f"{name}: only input Tensors should be given to ctx.mark_dirty(); a Tensor of "
+                                   f"shape {list(np.shape(t))} that is not an input was given. A new tensor needs no "
+                                   "mark: just return it.")
+            if all(o is not t for o in outputs):
                 raise RuntimeError("Some elements marked as dirty during the forward method were not returned as "
                                    "output. The inputs that are modified inplace must all be outputs of the "
-                                   f"Function ({self._function.__name__}): return them from forward.")
+                                   f"Function ({name}): return them from forward.")
             base = t._base
-            leaf = t if base is None else base
-            if recording and leaf._requires_grad and leaf.grad_fn is None:
-                raise RuntimeError(f"{self._function.__name__}: a leaf Variable that requires grad (or a view of "
-                                   "one) is being used in an in-place operation (ctx.mark_dirty). Call the "
-                                   "Function on a clone(), or under `with funcgrad.no_grad():`.")
-            if recording and base is not None and base._requires_grad:
-                raise NotImplementedError(f"{self._function.__name__}: ctx.mark_dirty on a view of a tensor that "
-                                          "requires grad is not supported yet; call the Function on a clone()")
+            needs = t._requires_grad or (base is not None and base._requires_grad)
+            if not STATE.grad_enabled or not (recording or needs):
+                continue
+            if (needs and t.grad_fn is None) or (base is not None and base._requires_grad and base.grad_fn is None):
+                raise RuntimeError(f"{name}: a leaf Variable that requires grad (or a view of one) is being used in "
+                                   "an in-place operation (ctx.mark_dirty). Call the Function on a clone(), or under "
+                                   "`with funcgrad.no_grad():`.")
+            if base is None:
+                continue
+            if t._extra.creation is not None:
+                raise rebase_error(t, False)
+            if len(outputs) > 1:
+                raise RuntimeError("If your Function modifies inplace an input that is a view of another Tensor, your "
+                                   "Function cannot return more than one Tensor. This is not supported by the current "
+                                   "autograd engine. You should either make sure the input is not a view (using "
+                                   ".clone() for example) or make your Function only return one Tensor (potentially "
+                                   "splitting it into two Functions: one doing the inplace that returns a single "
+                                   "Tensor and a second one that does the other operations).")
 
     def _save(self, recording: bool) -> None:
         """Store ``_to_save``; an output of this node is kept as a ``SavedOutput`` (no reference cycle)."""

@@ -123,7 +123,8 @@ def broadcastable_arrays(n: int = 2, **kwargs: Any) -> st.SearchStrategy:
 def well_conditioned_matrices(n: int | st.SearchStrategy = st.integers(1, 4), batch_shape: tuple[int, ...] = (),
                               symmetric_positive: bool = False, dtype: Any = np.float64) -> st.SearchStrategy:
     """Square matrices with bounded condition number: ``M + (n + 1) I`` with ``M`` in [-1, 1] is strictly
-    diagonally dominant, so its condition number stays below ``(2n + 1) / 2``.
+    diagonally dominant by rows and columns with margin 1, so its singular values lie in ``[1, 2n + 1]`` and
+    its condition number is at most ``2n + 1``.
 
     Args:
         n: the size, or a strategy of sizes.

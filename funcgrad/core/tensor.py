@@ -59,7 +59,8 @@ def _check_grad(tensor: Tensor, grad: Any) -> None:
 class _Extra:
     """Rarely used per-tensor state, kept out of the hot path: leaf hooks, views, retain_grad."""
 
-    __slots__ = ("acc", "hooks", "post_acc_hooks", "base", "view_fn", "views", "retains_grad", "tangent")
+    __slots__ = ("acc", "hooks", "post_acc_hooks", "base", "view_fn", "creation", "views", "retains_grad",
+                 "tangent")
 
     def __init__(self) -> None:
         self.acc: Any = None             # weakref to this leaf's AccumulateGrad
@@ -67,6 +68,7 @@ class _Extra:
         self.post_acc_hooks: dict[int, Callable[..., Any]] | None = None
         self.base: Tensor | None = None  # the tensor this one is a view of
         self.view_fn: Callable[[Any], Any] | None = None  # recreates this view from base
+        self.creation: Any = None  # how a view was made, when that forbids writing it in place (views.CreationMeta)
         self.views: list[Any] | None = None  # weakrefs to the views of this (base) tensor
         self.retains_grad = False
         self.tangent: Tensor | None = None  # forward-mode tangent, while a dual level is active

@@ -24,8 +24,7 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 # ----- linear maps ------------------------------------------------------------------------------
 def linear(input: Any, weight: Any, bias: Any = None) -> Any:
     """input @ weight.T + bias, as torch: weight (out_features, in_features)."""
-    out = ops.matmul(input, ops.transpose(weight, 0, 1) if np.ndim(weight) == 2 else weight)
-    return out if bias is None else out + bias
+    return ops.linear(input, weight, bias)
 
 
 def bilinear(input1: Any, input2: Any, weight: Any, bias: Any = None) -> Any:

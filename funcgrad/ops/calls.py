@@ -7,6 +7,7 @@ library, where argument packing alone would cost a tenth of an op.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,7 +17,7 @@ from funcgrad.core.grad_mode import STATE
 from funcgrad.core.graph import Node, SavedOutput, next_sequence_nr, saved_version
 from funcgrad.core.structured import Structured
 from funcgrad.core.tensor import Tensor
-from funcgrad.core.views import mark_view
+from funcgrad.core.views import CreationMeta, mark_view
 
 if TYPE_CHECKING:
     from funcgrad.ops.registry import OpSpec
@@ -329,14 +330,25 @@ def _output(out: Any, node: Node, output_nr: int) -> Any:
 
 
 def as_view_op(spec: OpSpec, fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap a view op so its Tensor result is marked as a view of its first argument."""
+    """Wrap a view op so its Tensor result is marked as a view of its first argument (each result of an op
+    returning several views, as such: PyTorch forbids writing those in place)."""
     def view_op(*args: Any, **kwargs: Any) -> Any:
         out = fn(*args, **kwargs)
-        if isinstance(out, Tensor):
+        several = type(out) is tuple and out and isinstance(out[0], Tensor)
+        if isinstance(out, Tensor) or several:
             source = args[0] if args else kwargs[spec.params[0]]
             if isinstance(source, Tensor):
                 full = spec.bind(args, kwargs)
-                mark_view(out, source, lambda base: spec.plain(base, *full[1:]))
+                if several:
+                    for i, piece in enumerate(out):
+                        mark_view(piece, source, partial(_piece, spec, full[1:], i), CreationMeta.MULTI_OUTPUT_NODE)
+                else:
+                    mark_view(out, source, lambda base: spec.plain(base, *full[1:]))
         return out
 
     return view_op
+
+
+def _piece(spec: OpSpec, params: tuple[Any, ...], i: int, base: Any) -> Any:
+    """Result ``i`` of the multi-output view op ``spec`` applied to ``base``: that view's view function."""
+    return spec.plain(base, *params)[i]

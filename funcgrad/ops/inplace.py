@@ -16,10 +16,10 @@ from funcgrad.core.dispatch import DISPATCH
 from funcgrad.core.grad_mode import STATE
 from funcgrad.core.tangents import carry_tangent, has_tangent
 from funcgrad.core.tensor import Tensor
-from funcgrad.core.views import refresh_views
+from funcgrad.core.views import check_inplace_on_view, refresh_views
 from funcgrad.ops.jvp import inplace_tangent
 
-__all__ = ["write", "inplace", "inplace_on_view"]
+__all__ = ["write", "inplace", "inplace_on_view", "rebase_view"]
 
 
 def write(target: Tensor, result: Any) -> None:
@@ -46,6 +46,9 @@ def inplace(self: Tensor, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> 
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation. "
                            "Wrap the update in `with funcgrad.no_grad():` (as optimizers do) or work on a "
                            "clone().")
+    extra = self._extra
+    if extra is not None and extra.creation is not None and STATE.grad_enabled:
+        check_inplace_on_view(self, args)  # a view from split, no_grad, a custom Function...: PyTorch's error
     dual = False
     if DISPATCH.active:  # anomaly mode notes the op (for a later version error); forward AD carries tangents
         DISPATCH.note_inplace(self, fn.__name__)
@@ -93,3 +96,13 @@ def inplace_on_view(view: Any, fn: Callable[..., Any], args: tuple[Any, ...], kw
         refresh_views(base)
     inplace_tangent(base, new_base)
     return view
+
+
+def rebase_view(view: Tensor) -> None:
+    """``view`` was written in place by a recorded node that is now its history (a custom Function with
+    ``ctx.mark_dirty``): the base's history becomes ``copy_slices(base, view)``, and every live view of the
+    base (``view`` too) gets its history recreated from it."""
+    base = view._extra.base
+    new_base = ops.copy_slices(base, view, view._extra.view_fn)
+    base.grad_fn, base.output_nr, base._requires_grad = new_base.grad_fn, 0, new_base._requires_grad
+    refresh_views(base)

@@ -75,6 +75,19 @@ def _add_bias(out: np.ndarray, bias: Any, nd: int) -> np.ndarray:
     return np.add(out, np.reshape(bias, np.shape(bias) + (1,) * nd), out=out)
 
 
+# ----- linear maps ------------------------------------------------------------------------------
+def linear(input: np.ndarray, weight: np.ndarray, bias: Any) -> np.ndarray:
+    """input @ weight.T + bias, as torch's linear (addmm for a matrix input): weight (out, in)."""
+    if np.ndim(weight) != 2:
+        raise RuntimeError(f"linear: expected a 2-D weight (out_features, in_features), got {np.ndim(weight)}-D")
+    if np.shape(input)[-1] != np.shape(weight)[1]:
+        rows = math.prod(np.shape(input)[:-1])
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{np.shape(input)[-1]} and "
+                           f"{np.shape(weight)[1]}x{np.shape(weight)[0]})")
+    out = np.matmul(input, np.transpose(weight))
+    return out if bias is None else out + bias
+
+
 # ----- convolutions ----------------------------------------------------------------------------
 def convolution(input: np.ndarray, weight: np.ndarray, bias: Any, stride: Ints, padding: Pairs, dilation: Ints,
                 groups: int) -> np.ndarray:

@@ -133,6 +133,48 @@ def _select(x, dim, index):
     return x[(slice(None),) * d + (index, Ellipsis)]
 
 
+def _split(x, split_size_or_sections, dim=0):
+    """Split ``x`` along ``dim`` into views: pieces of ``split_size_or_sections`` entries (the last may be
+    smaller), or of each size in that list (which must sum to ``x.shape[dim]``).
+
+    Example:
+        >>> import funcgrad as fg
+        >>> [p.shape for p in fg.split(fg.zeros(5, 2), 2)]
+        [(2, 2), (2, 2), (1, 2)]
+    """
+    d = _dim(dim, x.ndim)
+    sizes = _split_sizes(x.shape[d], split_size_or_sections, dim)
+    starts = np.cumsum([0] + sizes[:-1])
+    return tuple(x[(slice(None),) * d + (slice(int(s), int(s) + n),)] for s, n in zip(starts, sizes))
+
+
+def _split_sizes(size: int, split_size_or_sections: Any, dim: int) -> list[int]:
+    """The sizes of ``split``'s pieces of a dimension of ``size`` entries."""
+    if isinstance(split_size_or_sections, int | np.integer):
+        step = int(split_size_or_sections)
+        if step <= 0 and not (step == 0 and size == 0):
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}"
+                               if step == 0 else f"split expects split_size be non-negative, but got split_size={step}")
+        return [min(step, size - s) for s in range(0, size, step)] if size else [0]
+    sizes = [int(n) for n in split_size_or_sections]
+    if sum(sizes) != size:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size "
+                           f"at dimension {dim}), but got split_sizes={sizes}")
+    return sizes
+
+
+def _unbind(x, dim=0):
+    """The views ``select(x, dim, i)`` for every i: ``x`` taken apart along ``dim``.
+
+    Example:
+        >>> import funcgrad as fg
+        >>> [p.shape for p in fg.unbind(fg.zeros(2, 3), 1)]
+        [(2,), (2,), (2,)]
+    """
+    d = _dim(dim, x.ndim)
+    return tuple(x[(slice(None),) * d + (i, Ellipsis)] for i in range(x.shape[d]))
+
+
 def _gather(x, dim, index):
     """``out[i][j][k] = x[index[i][j][k]][j][k]`` for ``dim=0`` (likewise for other dims); out has index's shape."""
     return x[_gather_index(x.shape, dim, index)]
@@ -187,6 +229,28 @@ def _pad_grad(g: Any, x_shape: tuple[int, ...], pad: tuple[int, ...], mode: str)
 def _scatter_src_grad(g: Any, x_shape: tuple[int, ...], dim: int, index: Any, src_shape: tuple[int, ...]) -> Any:
     """Gradient of scatter w.r.t. ``src``: g at the places written, 0 for the src elements left unused."""
     return R.pad_to(R.take(g, x_shape, _gather_index(x_shape, dim, index)), src_shape)
+
+
+def _unsplit(g: tuple[Any, ...], x_shape: tuple[int, ...], split_size_or_sections: Any, dim: int) -> Any:
+    """Gradient of ``split``: the pieces' gradients joined along ``dim`` (zeros for pieces that got none)."""
+    d = _dim_from_end(dim, len(x_shape))  # g may carry leading batch dims
+    sizes = _split_sizes(x_shape[d], split_size_or_sections, dim)
+    shapes = [x_shape[:d] + (n,) + x_shape[d:][1:] for n in sizes]
+    return F.cat(_zeros_for_missing(g, shapes), d)
+
+
+def _unbind_grad(g: tuple[Any, ...], x_shape: tuple[int, ...], dim: int) -> Any:
+    """Gradient of ``unbind``: the slices' gradients stacked along ``dim`` (zeros for slices that got none)."""
+    d = _dim_from_end(dim, len(x_shape))
+    slice_shape = x_shape[:d] + x_shape[d:][1:]
+    return F.stack(_zeros_for_missing(g, [slice_shape] * len(g)), d)
+
+
+def _zeros_for_missing(g: tuple[Any, ...], shapes: list[tuple[int, ...]]) -> list[Any]:
+    """The gradients ``g`` of outputs of ``shapes``, zeros (with the others' batch dims) where one is None."""
+    known = next(p for p, shape in zip(g, shapes) if p is not None)
+    batch = np.shape(known)[:np.ndim(known) - len(shapes[0])]
+    return [p if p is not None else np.zeros(batch + shape, known.dtype) for p, shape in zip(g, shapes)]
 
 
 def _dim_from_end(dim: int, ndim: int) -> int:
@@ -255,39 +319,11 @@ def _setitem(self: Any, index: Any, value: Any) -> None:
     inplace(self, index_put, index, value)
 
 
-# ----- splitting into views -------------------------------------------------------------------
-@composite
-def split(x: Any, split_size_or_sections: int | list[int], dim: int = 0) -> tuple[Any, ...]:
-    """Split ``x`` along ``dim`` into views.
-
-    Args:
-        x: the tensor to split.
-        split_size_or_sections: the size of each piece (the last may be smaller), or a list of sizes
-            that sum to ``x.shape[dim]``.
-        dim: the dimension to split.
-
-    Returns:
-        A tuple of views of ``x`` (each with its own ``NarrowBackward0`` node).
-
-    Example:
-        >>> import funcgrad as fg
-        >>> [p.shape for p in fg.split(fg.zeros(5, 2), 2)]
-        [(2, 2), (2, 2), (1, 2)]
-    """
-    size = np.shape(x)[_dim(dim, np.ndim(x))]
-    if isinstance(split_size_or_sections, int | np.integer):
-        step = int(split_size_or_sections)
-        if step <= 0 and not (step == 0 and size == 0):
-            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}"
-                               if step == 0 else f"split expects split_size be non-negative, but got split_size={step}")
-        sizes = [min(step, size - s) for s in range(0, size, step)] if size else [0]
-    else:
-        sizes = list(split_size_or_sections)
-        if sum(sizes) != size:
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size "
-                               f"at dimension {dim}), but got split_sizes={sizes}")
-    starts = np.cumsum([0] + sizes[:-1])
-    return tuple(narrow(x, dim, int(s), n) for s, n in zip(starts, sizes))
+# ----- splitting into views (one node with one output per piece, as torch) -----------------------
+split  = defop("split",  _split,  x=lambda g, x_shape, split_size_or_sections, dim: _unsplit(g, x_shape, split_size_or_sections, dim), multi_output=True, view=True,
+                                  jvp=lambda x_t, x_shape, split_size_or_sections, dim: F.split(x_t, split_size_or_sections, _dim_from_end(dim, len(x_shape))))
+unbind = defop("unbind", _unbind, x=lambda g, x_shape, dim: _unbind_grad(g, x_shape, dim), multi_output=True, view=True,
+                                  jvp=lambda x_t, x_shape, dim: F.unbind(x_t, _dim_from_end(dim, len(x_shape))))
 
 
 @composite
@@ -305,17 +341,6 @@ def chunk(x: Any, chunks: int, dim: int = 0) -> tuple[Any, ...]:
     return split(x, step if step else [0] * chunks, dim)  # an empty x gives `chunks` empty views, as torch
 
 
-@composite
-def unbind(x: Any, dim: int = 0) -> tuple[Any, ...]:
-    """The views ``select(x, dim, i)`` for every i: ``x`` taken apart along ``dim``.
-
-    Example:
-        >>> import funcgrad as fg
-        >>> [p.shape for p in fg.unbind(fg.zeros(2, 3), 1)]
-        [(2,), (2,), (2,)]
-    """
-    return tuple(select(x, dim, i) for i in range(np.shape(x)[_dim(dim, np.ndim(x))]))
-
 # ----- complex inputs: these rules only move, copy or sum values, so they hold as they are --------
 allow_complex(getitem, index_put, narrow, select, gather, index_select, take_along_dim, scatter, scatter_add,
-              masked_fill, pad, cat, stack)
+              masked_fill, pad, cat, stack, split, unbind)

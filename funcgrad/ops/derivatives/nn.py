@@ -21,11 +21,30 @@ from funcgrad.ops import formulas as R
 from funcgrad.ops import nn_kernels as K
 from funcgrad.ops.registry import NONDIFF, defop
 
-__all__ = ["convolution", "convolution_transpose", "convolution_weight", "max_pool", "max_unpool", "avg_pool",
+__all__ = ["linear", "convolution", "convolution_transpose", "convolution_weight", "max_pool", "max_unpool", "avg_pool",
            "adaptive_avg_pool"]
 
 
 # ----- rules ------------------------------------------------------------------------------------
+def linear_weight_grad(g: Any, input: Any) -> Any:
+    """d (x Wᵀ)/dW = gᵀ x summed over x's leading dims: g (*batch, *lead, out), x (*lead, in) -> (*batch, out, in)."""
+    batch = R.batch_shape(g, input)
+    rows = F.reshape(input, (-1, np.shape(input)[-1]))
+    return F.matmul(F.transpose(F.reshape(g, batch + (-1, np.shape(g)[-1])), -1, -2), rows)
+
+
+def linear_jvp(input: Any, weight: Any, bias: Any, out: Any, input_t: Any = None, weight_t: Any = None,
+               bias_t: Any = None) -> Any:
+    """d (x Wᵀ + b) = dx Wᵀ + x dWᵀ + db, a tangent's batch dims kept in front."""
+    total = _plus(None if input_t is None else F.matmul(input_t, F.transpose(weight, 0, 1)),
+                  None if weight_t is None else F.matmul(input, F.transpose(weight_t, -1, -2)))
+    if bias_t is not None:
+        total = _plus(total, R.align(bias_t, bias, np.ndim(out)))
+    batch = tuple(np.shape(total)[: np.ndim(total) - np.ndim(out)])
+    return total if tuple(np.shape(total)) == batch + tuple(np.shape(out)) else F.broadcast_to(
+        total, batch + tuple(np.shape(out)))
+
+
 def _output_padding(x_shape: tuple[int, ...], g: Any, kernel: tuple[int, ...], stride: Any, padding: Any,
                     dilation: Any) -> tuple[int, ...]:
     """The output_padding that brings a transposed convolution of ``g`` back to ``x``'s spatial size."""
@@ -167,6 +186,10 @@ def adaptive_avg_pool_grad(g: Any, x_shape: tuple[int, ...], output_size: Any) -
     outs, ins = "abc"[:nd], "xyz"[:nd]
     return F.einsum(f"...{outs}," + ",".join(o + i for o, i in zip(outs, ins)) + f"->...{ins}", g, *mats)
 
+
+# ----- linear maps -----------------------------------------------------------------------------
+linear                = defop("linear",                K.linear,                input=lambda g, weight: F.matmul(g, weight), weight=linear_weight_grad,
+                              bias=lambda g: g, jvp=linear_jvp)  # the engine sums g to the bias's shape
 
 # ----- convolutions ---------------------------------------------------------------------------
 convolution           = defop("convolution",           K.convolution,           input=conv_input_grad,  weight=conv_weight_grad,
