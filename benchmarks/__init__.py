@@ -10,5 +10,6 @@ from benchmarks.workloads_functional import WORKLOADS as TRANSFORMS
 from benchmarks.workloads_higher import WORKLOADS as HIGHER_ORDER
 from benchmarks.workloads_nn import WORKLOADS as NN
 from benchmarks.workloads_numpy import WORKLOADS as NUMPY_CODE
+from benchmarks.workloads_sparse import WORKLOADS as SPARSE
 
-WORKLOADS: list[Workload] = [*FIRST_ORDER, *NUMPY_CODE, *NN, *TRANSFORMS, *HIGHER_ORDER, *CHECKS]
+WORKLOADS: list[Workload] = [*FIRST_ORDER, *NUMPY_CODE, *NN, *TRANSFORMS, *HIGHER_ORDER, *SPARSE, *CHECKS]

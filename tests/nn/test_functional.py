@@ -8,7 +8,9 @@ import pytest
 import funcgrad as fg
 from funcgrad.check import gradcheck, gradgradcheck
 from funcgrad.nn import functional as F
-from tests.nn.torch_compare import compare, torch
+
+torch = pytest.importorskip("torch")
+from tests.nn.torch_compare import compare  # noqa: E402
 
 TF = torch.nn.functional
 rng = np.random.default_rng(42)

@@ -8,7 +8,8 @@ import pytest
 import funcgrad as fg
 from funcgrad import nn
 from funcgrad.check import gradcheck, gradgradcheck
-from tests.nn.torch_compare import torch
+
+torch = pytest.importorskip("torch")
 
 rng = np.random.default_rng(3)
 

@@ -9,7 +9,8 @@ import pytest
 
 import funcgrad as fg
 from funcgrad import nn
-from tests.nn.torch_compare import torch
+
+torch = pytest.importorskip("torch")
 
 
 class Net(nn.Module):

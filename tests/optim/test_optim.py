@@ -7,7 +7,8 @@ import pytest
 
 import funcgrad as fg
 from funcgrad import optim
-from tests.nn.torch_compare import torch
+
+torch = pytest.importorskip("torch")
 
 CASES = [
     ("SGD", {"lr": 0.1}),
