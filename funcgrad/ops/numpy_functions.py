@@ -78,7 +78,10 @@ def _flat(a: Any) -> Any:
 
 
 def _ndim(a: Any) -> int:
-    return np.ndim(_data(a))
+    try:
+        return a.ndim  # a Tensor's or an array's, without a second dispatch
+    except AttributeError:
+        return np.ndim(a)
 
 
 # ----- reductions ------------------------------------------------------------------------------------------
@@ -538,6 +541,25 @@ for _make in (np.zeros_like, np.ones_like, np.empty_like, np.full_like):
     implements(_make)(_like(_make))
 
 
+# ----- complex numbers -------------------------------------------------------------------------------------
+@implements(np.real)
+def real(val: Any) -> Any:
+    """``np.real``."""
+    return F.real(val)
+
+
+@implements(np.imag)
+def imag(val: Any) -> Any:
+    """``np.imag``."""
+    return F.imag(val)
+
+
+@implements(np.angle)
+def angle(z: Any, deg: bool = False) -> Any:
+    """``np.angle`` (in degrees with ``deg=True``)."""
+    return F.mul(F.angle(z), 180.0 / np.pi) if deg else F.angle(z)
+
+
 # ----- linear algebra -------------------------------------------------------------------------------------
 @implements(np.linalg.norm)
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002
@@ -591,5 +613,17 @@ for _np_fn, _fn in ((np.linalg.inv, linalg_inv), (np.linalg.det, linalg_det),
 
 # ----- no derivative: NumPy's own results on the data -----------------------------------------------------
 _plain(np.argmax, np.argmin, np.argsort, np.nonzero, np.argwhere, np.flatnonzero, np.count_nonzero, np.any,
-       np.all, np.isclose, np.allclose, np.array_equal, np.shape, np.ndim, np.size, np.result_type, np.searchsorted,
+       np.all, np.isclose, np.allclose, np.array_equal, np.size, np.result_type, np.searchsorted,
        np.may_share_memory, np.shares_memory, np.iscomplexobj, np.isrealobj)
+
+
+@implements(np.shape)
+def shape(a: Any) -> tuple[int, ...]:
+    """``np.shape`` (asked often, by rules too: no generic unwrapping)."""
+    return a.shape
+
+
+@implements(np.ndim)
+def ndim(a: Any) -> int:
+    """``np.ndim``."""
+    return a.ndim

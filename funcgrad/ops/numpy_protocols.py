@@ -41,7 +41,7 @@ UFUNCS: dict[np.ufunc, Callable[..., Any]] = {
     np.equal: F.eq, np.not_equal: F.ne, np.less: F.lt, np.less_equal: F.le, np.greater: F.gt,
     np.greater_equal: F.ge, np.logical_and: F.logical_and, np.logical_or: F.logical_or,
     np.logical_xor: F.logical_xor, np.logical_not: F.logical_not, np.isnan: F.isnan, np.isinf: F.isinf,
-    np.isfinite: F.isfinite,
+    np.isfinite: F.isfinite, np.conjugate: F.conj,
 }
 # ufunc.reduce and ufunc.accumulate as reductions and scans: (op, NumPy's default axis is 0)
 _REDUCE = {np.add: F.sum, np.multiply: F.prod, np.maximum: F.amax, np.minimum: F.amin, np.logaddexp: F.logsumexp}
