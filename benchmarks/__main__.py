@@ -6,6 +6,7 @@ Usage::
     python -m benchmarks --only mlp tiny-chain  # some workloads
     python -m benchmarks --repeat 31            # more rounds: steadier medians on a busy machine
     python -m benchmarks --quick                # 3 rounds, short samples: a check that it all runs
+    python -m benchmarks --gc-off               # the collector paused during samples (by default it runs)
     python -m benchmarks --only mlp --profile funcgrad  # cProfile's top costs instead of timings
     OPENBLAS_NUM_THREADS=1 python -m benchmarks  # NumPy's BLAS and torch on one thread each
 
@@ -49,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=15, help="interleaved rounds per workload (default 15)")
     parser.add_argument("--quick", action="store_true", help="3 rounds of short samples (overrides --repeat)")
     parser.add_argument("--profile", metavar="VARIANT", help="print cProfile's top costs of this variant instead")
+    parser.add_argument("--gc-off", action="store_true",
+                        help="pause the garbage collector during each sample (by default it runs, as in a user's loop)")
     args = parser.parse_args(argv)
     chosen = [wl for wl in WORKLOADS if not args.only or wl.name in args.only]
     if args.profile:
@@ -59,10 +62,11 @@ def main(argv: list[str] | None = None) -> int:
 
     print(_versions())
     print(match_threads())
-    print("timing: time.perf_counter; gc.freeze() after set-up, gc.collect() before and gc disabled "
-          "during each sample (re-enabled after); "
-          f"warm-up first; {repeat} rounds, order rotated each round; each sample ≥ {min_sample * 1e3:g} ms")
-    results = run(chosen, repeat, min_sample)
+    collector = "paused during each sample (--gc-off)" if args.gc_off else "running, as in a user's loop"
+    print(f"timing: time.perf_counter; gc.freeze() after set-up, gc.collect() before each sample, the collector "
+          f"{collector}; warm-up first; {repeat} rounds, order rotated each round; "
+          f"each sample ≥ {min_sample * 1e3:g} ms")
+    results = run(chosen, repeat, min_sample, gc_off=args.gc_off)
     print()
     print(table(results))
     print()

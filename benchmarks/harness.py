@@ -48,8 +48,9 @@ class Workload:
         ops: the number of recorded ops for a per-op column, given the sizes (None: no column).
         targets: the goals printed with PASS/MISS.
         subject: the variant the ratios are about; reference: the variant every other must agree with.
-        collect_garbage: time with the garbage collector running (when collecting is part of the cost,
-            as for graphs of many Python objects); by default it is paused during each sample.
+        collect_garbage: time with the garbage collector running, as a user's loop runs (the default:
+            collecting is part of the cost of graphs of many Python objects); ``--gc-off`` pauses it during
+            each sample instead, for comparison.
     """
 
     name: str
@@ -62,7 +63,7 @@ class Workload:
     subject: str = "funcgrad"
     reference: str = "numpy"
     rtol: float = 1e-7
-    collect_garbage: bool = False
+    collect_garbage: bool = True
 
 
 @dataclass
@@ -123,13 +124,15 @@ def time_call(runner: Runner, loops: int, collect_garbage: bool = False) -> floa
         gc.enable()
 
 
-def measure(workload: Workload, variants: Mapping[str, Runner], repeat: int, min_sample: float) -> Result:
+def measure(workload: Workload, variants: Mapping[str, Runner], repeat: int, min_sample: float,
+            gc_off: bool = False) -> Result:
     """Verify, warm up and time ``variants`` round-robin, rotating the order every round.
 
-    Each sample loops a variant enough times to last at least ``min_sample`` seconds.
+    Each sample loops a variant enough times to last at least ``min_sample`` seconds; ``gc_off`` pauses the
+    garbage collector during samples even for workloads that time it.
     """
     verify(workload, {label: run() for label, run in variants.items()})  # also the first warm-up call
-    collect = workload.collect_garbage
+    collect = workload.collect_garbage and not gc_off
     loops = {label: max(1, math.ceil(min_sample / time_call(run, 1, collect))) for label, run in variants.items()}
     result = Result(workload, {label: [] for label in variants})
     labels = list(variants)
@@ -183,7 +186,8 @@ def target_report(results: Sequence[Result]) -> str:
 
 
 def run(workloads: Sequence[Workload], repeat: int, min_sample: float = 0.01,
-        frameworks: frozenset[str] | None = None, echo: Callable[[str], None] = print) -> list[Result]:
+        frameworks: frozenset[str] | None = None, echo: Callable[[str], None] = print,
+        gc_off: bool = False) -> list[Result]:
     """Measure every workload at its full sizes, echoing progress; return the results."""
     results = []
     try:
@@ -191,7 +195,7 @@ def run(workloads: Sequence[Workload], repeat: int, min_sample: float = 0.01,
             variants = wl.build(wl.sizes, frameworks)
             gc.freeze()  # what exists now (modules, inputs) is not garbage: keep it out of gc.collect()'s scan
             echo(f"  {wl.name}: {wl.about} — {', '.join(variants)} × {repeat} rounds")
-            results.append(measure(wl, variants, repeat, min_sample))
+            results.append(measure(wl, variants, repeat, min_sample, gc_off))
     finally:
         gc.unfreeze()
     return results

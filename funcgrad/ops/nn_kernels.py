@@ -137,21 +137,28 @@ def convolution_transpose(input: np.ndarray, weight: np.ndarray, bias: Any, stri
         raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, size))}). Calculated output size "
                            f"per channel: ({' x '.join(map(str, out_size))}). Output size is too small")
     if groups == 1 and np.ndim(weight) == nd + 2:
-        # cols (*b, N, C_out K, L) = w^T (C_out K, C_in) @ x (*b, N, C_in, L): one product
-        flat = np.reshape(input, np.shape(input)[:-nd] + (-1,))
-        cols = np.matmul(np.reshape(weight, (weight.shape[0], -1)).T, flat)
-        cols = np.reshape(cols, cols.shape[:-2] + (weight.shape[1],) + kernel + size)
+        # cols (*K, C_out, *L, rows) = w (*K, C_out, C_in) @ x (C_in, *L, rows), rows = the samples (and batch):
+        # one product, laid out so each kernel offset's strided add runs over long contiguous rows
+        lead = tuple(np.shape(input)[:-nd - 1])
+        rows = math.prod(lead)
+        x = np.reshape(input, (rows, np.shape(input)[-nd - 1]) + size)
+        w = np.transpose(weight, tuple(range(2, nd + 2)) + (1, 0))
+        cols = np.reshape(w, (-1, weight.shape[0])) @ np.reshape(np.moveaxis(x, 0, -1), (x.shape[1], -1))
+        cols = np.reshape(cols, kernel + (weight.shape[1],) + size + (rows,))
     else:
         spatial, offsets = _letters(nd, "p"), _letters(nd, "i")
         cols = np.einsum(f"...ngc{spatial},...gco{offsets}->...ngo{offsets}{spatial}",
                          _split_groups(input, -nd - 1, groups), _split_groups(weight, -nd - 2, groups), optimize=True)
-        cols = np.reshape(cols, cols.shape[: -2 * nd - 2] + (-1,) + kernel + size)
-    out = np.zeros(cols.shape[: -2 * nd] + full, np.result_type(input, weight))
+        lead = cols.shape[: -2 * nd - 2]
+        cols = np.reshape(cols, (math.prod(lead), -1) + kernel + size)  # (rows, C_out, *K, *L)
+        cols = np.moveaxis(cols, (0, 1), (-1, nd))  # (*K, C_out, *L, rows)
+    out = np.zeros((cols.shape[nd],) + full + (cols.shape[-1],), np.result_type(input, weight))  # (C_out, *full, rows)
     for offset in product(*(range(k) for k in kernel)):  # one strided add per kernel offset (col2im)
         target = tuple(slice(k * d, k * d + (n - 1) * s + 1, s) for k, d, n, s in zip(offset, dilation, size, stride))
-        out[(Ellipsis,) + target] += cols[(Ellipsis,) + offset + (slice(None),) * nd]
-    out = out[(Ellipsis,) + tuple(slice(lo, f - hi) for f, (lo, hi) in zip(full, padding))]
-    return _add_bias(np.ascontiguousarray(out), bias, nd)
+        out[(slice(None),) + target] += cols[offset]
+    out = out[(slice(None),) + tuple(slice(lo, f - hi) for f, (lo, hi) in zip(full, padding))]
+    out = np.reshape(np.moveaxis(out, -1, 0), lead + (out.shape[0],) + out_size)  # one copy, to torch's layout
+    return _add_bias(out, bias, nd)
 
 
 def convolution_weight(input: np.ndarray, grad_output: np.ndarray, kernel_size: Ints, stride: Ints, padding: Pairs,
