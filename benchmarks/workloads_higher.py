@@ -8,8 +8,8 @@ Rows (each returns d^k f / dx^k at every point):
 - ``jax jet`` / ``jax jit``: ``jax.experimental.jet.jet`` eagerly, and under ``jax.jit`` (when JAX is installed);
 - ``numpy``: the same Taylor propagation written by hand for this f (the limit, and the reference).
 
-These workloads time with the garbage collector running: a nested graph is many small Python objects,
-and collecting them is part of what funcgrad costs (torch's graph is C++ and costs no collection).
+Timed with the garbage collector running (the harness's default; ``--gc-off`` pauses it): a nested graph
+is many small Python objects, and collecting them is part of what funcgrad costs (torch's graph is C++).
 """
 from __future__ import annotations
 
@@ -123,7 +123,7 @@ def _build(k: int) -> Any:
 def _workload(k: int) -> Workload:
     targets = (NO_SLOWER_THAN_TORCH,) + ((JET_NEAR_NUMPY_2X, JET_FASTER_THAN_JAX) if k == 8 else ())
     return Workload(f"higher-order-{k}", f"d^{k}/dx^{k} of exp(sin(x)) * tanh(x) at n points (nested, jet)",
-                    _build(k), {"n": 1000}, {"n": 16}, targets=targets, rtol=1e-9, collect_garbage=True)
+                    _build(k), {"n": 1000}, {"n": 16}, targets=targets, rtol=1e-9)
 
 
 WORKLOADS = [_workload(k) for k in (2, 4, 8)]

@@ -37,17 +37,19 @@ def _array(value: Any) -> Any:
 class _JetLayer(dispatch.Layer):
     """Gives the result of every op that reads a series-carrying Tensor its series, by the op's Taylor rule."""
 
-    def __init__(self) -> None:
-        self.series: dict[int, tuple[Tensor, Any]] = {}  # id -> (the Tensor, kept alive; its series)
+    def __init__(self, order: int) -> None:
+        self.order = order
+        self.series: dict[int, tuple[Tensor, Any, int | None]] = {}  # id -> (the Tensor, kept alive; series; degree)
 
-    def track(self, tensor: Tensor, series: Any) -> None:
-        """Give ``tensor`` the stacked normalized coefficients ``series`` (``series[0]`` is its value)."""
-        self.series[id(tensor)] = (tensor, series)
+    def track(self, tensor: Tensor, series: Any, degree: int | None = None) -> None:
+        """Give ``tensor`` the stacked normalized coefficients ``series`` (``series[0]`` is its value), of which
+        those above ``degree`` are known to be zero (None: not known)."""
+        self.series[id(tensor)] = (tensor, series, degree)
 
-    def lookup(self, value: Any) -> Any:
-        """The series of ``value``, None for a constant."""
+    def entry(self, value: Any) -> tuple[Any, int | None]:
+        """The series of ``value`` and its degree; (None, 0) for a constant."""
         entry = self.series.get(id(value)) if isinstance(value, Tensor) else None
-        return entry[1] if entry is not None and entry[0] is value else None
+        return (entry[1], entry[2]) if entry is not None and entry[0] is value else (None, 0)
 
     def op(self, spec: OpSpec, proceed: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         out = proceed(args, kwargs)
@@ -58,11 +60,13 @@ class _JetLayer(dispatch.Layer):
             pos = spec.params.index(spec.sequence)
             inputs = list(full[pos])
             arrays = full[:pos] + ([_array(a) for a in inputs],) + full[pos + 1:]
-            series = [self.lookup(a) for a in inputs]
+            entries = [self.entry(a) for a in inputs]
         else:
             inputs = [full[p] for p in spec.tensor_positions]
             arrays = tuple(_array(a) for a in full)
-            series = [self.lookup(a) if rule is not NONDIFF else None for a, rule in zip(inputs, spec.rules.values())]
+            entries = [self.entry(a) if rule is not NONDIFF else (None, 0)
+                       for a, rule in zip(inputs, spec.rules.values())]
+        series = [s for s, _ in entries]
         if all(s is None for s in series):
             return out
         if spec.taylor is None or spec.multi_output:
@@ -70,8 +74,10 @@ class _JetLayer(dispatch.Layer):
                                "differentiate through it with nested reverse mode (autograd.grad with "
                                "create_graph=True) instead")
         if isinstance(out, Tensor) and out.dtype.kind in "fc":
+            degrees = [d for _, d in entries]
             with dispatch.suspended(self):
-                self.track(out, spec.taylor(taylor.TaylorCall(spec, arrays, series, out.data)))
+                result = spec.taylor(taylor.TaylorCall(spec, arrays, series, out.data, degrees))
+            self.track(out, result, taylor.degree(spec.taylor, degrees, self.order))
         return out
 
 
@@ -128,23 +134,14 @@ def jet(fun: Callable[..., Any], primals: Sequence[Any], series: Sequence[Sequen
     if len(orders) > 1:
         raise ValueError("jet terms have inconsistent lengths for different arguments")
     K = orders.pop() if orders else 0
-    layer = _JetLayer()
-    inputs = []
-    for i, (value, terms) in enumerate(zip(primals, series)):
-        x, coefficients = _input(value, terms, i, factorial_scaled)
-        layer.track(x, coefficients)
-        inputs.append(x)
-    dispatch.push(layer)
-    try:
-        with no_grad():
-            out = fun(*inputs)
-    finally:
-        dispatch.pop(layer)
+    tracked = [(*_input(value, terms, i, factorial_scaled), None)
+               for i, (value, terms) in enumerate(zip(primals, series))]
+    out, layer = _propagate(fun, tracked, K)
     leaves, spec = tree_flatten(out)
     values, terms_out = [], []
     for leaf in leaves:
         value = np.asarray(leaf) if not isinstance(leaf, Tensor) else leaf.data
-        coefficients = layer.lookup(leaf)
+        coefficients = layer.entry(leaf)[0]
         if coefficients is None:
             terms_out.append([np.zeros_like(value) for _ in range(K)])
         else:
@@ -152,6 +149,19 @@ def jet(fun: Callable[..., Any], primals: Sequence[Any], series: Sequence[Sequen
                               for k in range(1, K + 1)])
         values.append(value)
     return tree_unflatten(spec, values), tree_unflatten(spec, terms_out)
+
+
+def _propagate(fun: Callable[..., Any], tracked: list[tuple[Tensor, Any, int | None]], K: int) -> tuple[Any, _JetLayer]:
+    """``fun`` called on the Tensors of ``tracked`` (each with its series and degree) under a jet layer of order K."""
+    layer = _JetLayer(K)
+    for x, coefficients, degree in tracked:
+        layer.track(x, coefficients, degree)
+    dispatch.push(layer)
+    try:
+        with no_grad():
+            return fun(*[x for x, _, _ in tracked]), layer
+    finally:
+        dispatch.pop(layer)
 
 
 # ----- derivatives built on jet ---------------------------------------------------------------------------
@@ -213,13 +223,25 @@ def _derivative_along(f: Callable[[Any], Any], x: Any, v: Any, n: int, caller: s
         out = f(x)
     else:
         try:
-            terms = [_array(v)] + [np.zeros(np.shape(_array(v)))] * (n - 1)
-            out = jet(f, (x,), (terms,), factorial_scaled=False)[1][-1] * math.factorial(n)
+            out = _along_line(f, x, v, n)
         except NoTaylorRule:
             out = nested(f, Tensor(_array(x) * 1.0), Tensor(_array(v) * 1.0), n)
     if isinstance(out, Tensor):
         return out.data if numpy_out else out.detach()
     return out if numpy_out else Tensor(out)
+
+
+def _along_line(f: Callable[[Any], Any], x: Any, v: Any, n: int) -> Any:
+    """d^n/dt^n f(x + t v) at t = 0 by one jet of order n of the line x + t v (degree 1: its higher terms,
+    known to be zero, are skipped), for an ``f`` returning one array."""
+    t = Tensor(_array(x) * 1.0)
+    direction = _array(v) * 1.0
+    line = np.stack([t.data, direction] + [np.zeros_like(direction)] * (n - 1))
+    out, layer = _propagate(f, [(t, line, 1)], n)
+    coefficients = layer.entry(out)[0]
+    if coefficients is None:  # f does not depend on x
+        return np.zeros(np.shape(_array(out)))
+    return coefficients[n, ...] * math.factorial(n)
 
 
 def _nested_elementwise(f: Callable[[Any], Any], x: Tensor, v: Tensor, n: int) -> Tensor:

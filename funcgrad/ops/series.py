@@ -77,13 +77,30 @@ def square(X: Series) -> Series:
     return product(X, X)
 
 
-def ode(X: Series, Y: Series, D: Series, next_d: Callable[[int], Any] | None) -> Series:
+def _terms(k: int, degree: int | None) -> int:
+    """How many j = 1..k can have x_j != 0 when x's coefficients above ``degree`` are known to be zero."""
+    return k if degree is None else min(k, degree)
+
+
+def _recent(D: Series, k: int, m: int) -> Series:
+    """d_{k-1}, d_{k-2}, ..., d_{k-m}."""
+    return D[k - 1::-1] if m == k else D[k - 1:k - 1 - m:-1]
+
+
+def _convolve(JX: Series, D: Series, k: int, degree: int | None) -> Any:
+    """sum_{j=1}^{k} j x_j d_{k-j} (``JX`` holds j x_j from j = 1), skipping the x_j known to be zero."""
+    m = _terms(k, degree)
+    return JX[0] * D[k - 1] if m == 1 else np.add.reduce(JX[:m] * _recent(D, k, m), 0)
+
+
+def ode(X: Series, Y: Series, D: Series, next_d: Callable[[int], Any] | None, degree: int | None = None) -> Series:
     """Fill ``Y`` (``Y[0]`` given) for y' = d x': y_k = (1/k) sum_{j=1}^{k} j x_j d_{k-j}, where ``D[0]`` is
-    given and d_k = ``next_d(k)`` once y_0..y_k are known (``next_d`` None: ``D`` is ``Y`` itself, as for exp)."""
+    given and d_k = ``next_d(k)`` once y_0..y_k are known (``next_d`` None: ``D`` is ``Y`` itself, as for exp).
+    ``degree``: x_j = 0 for j > degree (a line x_0 + x_1 t has degree 1), so those terms are skipped."""
     JX = _weights(X)
     K = len(X) - 1
     for k in range(1, K + 1):
-        Y[k] = _dot(JX[:k], D[k - 1::-1]) / k
+        Y[k] = _convolve(JX, D, k, degree) / k
         if next_d is not None and k < K:
             D[k] = next_d(k)
     return Y
@@ -106,16 +123,16 @@ def integral(X: Series, y0: Any, D: Series) -> Series:
 
 
 # ----- exponentials and logarithms ------------------------------------------------------------------
-def exp(X: Series, y0: Any) -> Series:
+def exp(X: Series, y0: Any, degree: int | None = None) -> Series:
     """y = exp(x): y' = y x'."""
     (Y,) = _started(X, y0)
-    return ode(X, Y, Y, None)
+    return ode(X, Y, Y, None, degree)
 
 
-def expm1(X: Series, y0: Any) -> Series:
+def expm1(X: Series, y0: Any, degree: int | None = None) -> Series:
     """y = exp(x) - 1: y' = (y + 1) x', so d = exp(x) shares y's coefficients from k = 1 on."""
     Y, D = _started(X, y0, y0 + 1)
-    return ode(X, Y, D, lambda k: Y[k])
+    return ode(X, Y, D, lambda k: Y[k], degree)
 
 
 def log(X: Series, y0: Any) -> Series:
@@ -176,33 +193,34 @@ def power(X: Series, r: Any, y0: Any) -> Series:
 
 
 # ----- trigonometric and hyperbolic -------------------------------------------------------------------
-def sin_cos(X: Series, s0: Any, c0: Any, hyperbolic: bool = False) -> tuple[Series, Series]:
+def sin_cos(X: Series, s0: Any, c0: Any, hyperbolic: bool = False,
+            degree: int | None = None) -> tuple[Series, Series]:
     """s = sin(x), c = cos(x): s' = c x', c' = -s x' (sinh, cosh: c' = +s x')."""
     JX = _weights(X)
     Sn, Cs = _started(X, s0, c0)
     for k in range(1, len(X)):
-        Sn[k] = _dot(JX[:k], Cs[k - 1::-1]) / k
-        c = _dot(JX[:k], Sn[k - 1::-1]) / k
+        Sn[k] = _convolve(JX, Cs, k, degree) / k
+        c = _convolve(JX, Sn, k, degree) / k
         Cs[k] = c if hyperbolic else -c
     return Sn, Cs
 
 
-def tanh(X: Series, y0: Any) -> Series:
+def tanh(X: Series, y0: Any, degree: int | None = None) -> Series:
     """y = tanh(x): y' = (1 - y^2) x'."""
     Y, D = _started(X, y0, 1 - y0 * y0)
-    return ode(X, Y, D, lambda k: -_dot(Y[: k + 1], Y[k::-1]))
+    return ode(X, Y, D, lambda k: -_dot(Y[: k + 1], Y[k::-1]), degree)
 
 
-def tan(X: Series, y0: Any) -> Series:
+def tan(X: Series, y0: Any, degree: int | None = None) -> Series:
     """y = tan(x): y' = (1 + y^2) x'."""
     Y, D = _started(X, y0, 1 + y0 * y0)
-    return ode(X, Y, D, lambda k: _dot(Y[: k + 1], Y[k::-1]))
+    return ode(X, Y, D, lambda k: _dot(Y[: k + 1], Y[k::-1]), degree)
 
 
-def sigmoid(X: Series, y0: Any) -> Series:
+def sigmoid(X: Series, y0: Any, degree: int | None = None) -> Series:
     """y = sigmoid(x): y' = (y - y^2) x'."""
     Y, D = _started(X, y0, y0 - y0 * y0)
-    return ode(X, Y, D, lambda k: Y[k] - _dot(Y[: k + 1], Y[k::-1]))
+    return ode(X, Y, D, lambda k: Y[k] - _dot(Y[: k + 1], Y[k::-1]), degree)
 
 
 def arc(X: Series, y0: Any, c: float, s: float, r: float, sign: float = 1.0) -> Series:

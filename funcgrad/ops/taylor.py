@@ -3,6 +3,7 @@
 A rule maps one op call, seen as a ``TaylorCall`` ``c``, to the series of the op's result: a stacked
 ``(K + 1, *out.shape)`` array of normalized Taylor coefficients (see ``series.py``). Names a rule may use:
   c.x, c.y    the series of the op's first and second tensor inputs (None: constant along the curve)
+  c.dx        the degree of c.x when known (a line x_0 + x_1 t has degree 1): higher terms are skipped
   c.out       the op's primal result;  c.arg("dim") any argument of the op by its parameter name
   c.linear()  the series pushed through the op's own JVP rule (ops/jvp.py), all K coefficients as one
               batch of tangents: the whole rule of a linear op, and of a product with a constant factor
@@ -25,7 +26,7 @@ from funcgrad.ops import series as S
 from funcgrad.ops.jvp import _jvp
 from funcgrad.ops.registry import OPS, OpSpec
 
-__all__ = ["TaylorCall", "deftaylor", "deflinear"]
+__all__ = ["TaylorCall", "deftaylor", "deflinear", "degree"]
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 
@@ -33,13 +34,15 @@ LN2, LN10 = math.log(2.0), math.log(10.0)
 class TaylorCall:
     """One op call as a Taylor rule sees it."""
 
-    __slots__ = ("spec", "args", "series", "out")
+    __slots__ = ("spec", "args", "series", "out", "degrees")
 
-    def __init__(self, spec: OpSpec, args: tuple[Any, ...], series: list[Any], out: Any) -> None:
+    def __init__(self, spec: OpSpec, args: tuple[Any, ...], series: list[Any], out: Any,
+                 degrees: list[int | None]) -> None:
         self.spec = spec
         self.args = args        # the op's arguments, arrays for tensors
         self.series = series    # one per tensor input (per element of a sequence input), or None
         self.out = out
+        self.degrees = degrees  # per input: coefficients above it are known to be zero (None: not known)
 
     @property
     def x(self) -> Any:
@@ -50,6 +53,11 @@ class TaylorCall:
     def y(self) -> Any:
         """The second tensor input's series."""
         return self.series[1]
+
+    @property
+    def dx(self) -> int | None:
+        """The first tensor input's degree: its coefficients above it are zero (None: not known)."""
+        return self.degrees[0]
 
     @property
     def x0(self) -> Any:
@@ -71,6 +79,18 @@ class TaylorCall:
         T = _jvp(self.spec, self.args, self.out, [None if X is None else X[1:] for X in self.series])
         T = T.data if isinstance(T, Tensor) else T
         return np.concatenate([self.out[None], np.broadcast_to(T, (len(T),) + np.shape(self.out))])
+
+
+def degree(rule: Callable[[TaylorCall], Any], degrees: list[int | None], K: int) -> int | None:
+    """The degree of a rule's result: a linear op keeps its inputs' highest, a product adds its factors'
+    (at most K), anything else is not known (None)."""
+    if None in degrees:
+        return None
+    if rule is TaylorCall.linear:
+        return max(degrees)
+    if rule is product:
+        return min(K, sum(degrees))
+    return None
 
 
 def deftaylor(name: str, rule: Callable[[TaylorCall], Any]) -> None:
@@ -143,9 +163,9 @@ deftaylor("square",     lambda c: S.square(c.x))
 deftaylor("reciprocal", lambda c: S.quotient(None, c.x, c.out))
 
 # ----- exponentials and logarithms ---------------------------------------------------------------------
-deftaylor("exp",   lambda c: S.exp(c.x, c.out))
+deftaylor("exp",   lambda c: S.exp(c.x, c.out, c.dx))
 deftaylor("exp2",  lambda c: S.exp(S.scaled(c.x, LN2), c.out))
-deftaylor("expm1", lambda c: S.expm1(c.x, c.out))
+deftaylor("expm1", lambda c: S.expm1(c.x, c.out, c.dx))
 deftaylor("log",   lambda c: S.log(c.x, c.out))
 deftaylor("log2",  lambda c: S.scaled(S.log(c.x, np.log(c.x0)), 1 / LN2))
 deftaylor("log10", lambda c: S.scaled(S.log(c.x, np.log(c.x0)), 1 / LN10))
@@ -154,12 +174,12 @@ deftaylor("sqrt",  lambda c: S.sqrt(c.x, c.out))
 deftaylor("rsqrt", lambda c: S.power(c.x, -0.5, c.out))
 
 # ----- trigonometric and hyperbolic ---------------------------------------------------------------------
-deftaylor("sin",   lambda c: S.sin_cos(c.x, c.out, np.cos(c.x0))[0])
-deftaylor("cos",   lambda c: S.sin_cos(c.x, np.sin(c.x0), c.out)[1])
-deftaylor("tan",   lambda c: S.tan(c.x, c.out))
-deftaylor("sinh",  lambda c: S.sin_cos(c.x, c.out, np.cosh(c.x0), hyperbolic=True)[0])
-deftaylor("cosh",  lambda c: S.sin_cos(c.x, np.sinh(c.x0), c.out, hyperbolic=True)[1])
-deftaylor("tanh",  lambda c: S.tanh(c.x, c.out))
+deftaylor("sin",   lambda c: S.sin_cos(c.x, c.out, np.cos(c.x0), degree=c.dx)[0])
+deftaylor("cos",   lambda c: S.sin_cos(c.x, np.sin(c.x0), c.out, degree=c.dx)[1])
+deftaylor("tan",   lambda c: S.tan(c.x, c.out, c.dx))
+deftaylor("sinh",  lambda c: S.sin_cos(c.x, c.out, np.cosh(c.x0), True, c.dx)[0])
+deftaylor("cosh",  lambda c: S.sin_cos(c.x, np.sinh(c.x0), c.out, True, c.dx)[1])
+deftaylor("tanh",  lambda c: S.tanh(c.x, c.out, c.dx))
 deftaylor("asin",  lambda c: S.arc(c.x, c.out, 1.0, -1.0, -0.5))
 deftaylor("acos",  lambda c: S.arc(c.x, c.out, 1.0, -1.0, -0.5, sign=-1.0))
 deftaylor("atan",  lambda c: S.arc(c.x, c.out, 1.0, 1.0, -1.0))
@@ -168,6 +188,6 @@ deftaylor("acosh", lambda c: S.arc(c.x, c.out, -1.0, 1.0, -0.5))
 deftaylor("atanh", lambda c: S.arc(c.x, c.out, 1.0, -1.0, -1.0))
 
 # ----- activations and special functions ------------------------------------------------------------------
-deftaylor("sigmoid", lambda c: S.sigmoid(c.x, c.out))
+deftaylor("sigmoid", lambda c: S.sigmoid(c.x, c.out, c.dx))
 deftaylor("erf",     lambda c: S.erf(c.x, c.out))
 deftaylor("erfc",    lambda c: S.erf(c.x, c.out, sign=-1.0))

@@ -213,6 +213,21 @@ def test_order_zero_and_tensor_inputs() -> None:
     np.testing.assert_allclose(out.data, -np.sin(x))
 
 
+def test_numpy_code_goes_through_the_taylor_rules() -> None:
+    """NumPy's functions on Tensors dispatch to the op table, so plain NumPy code has a jet too."""
+    x = np.linspace(-1.0, 1.0, 5)
+    expected = nested(lambda t: fg.exp(fg.sin(t)) * fg.tanh(t), x, 5)[4]
+    np.testing.assert_allclose(nth_derivative(lambda t: np.exp(np.sin(t)) * np.tanh(t), 5)(x), expected, rtol=1e-10)
+
+
+def test_a_line_skips_its_zero_coefficients_with_the_same_result() -> None:
+    """nth_derivative pushes the line x + t (degree 1); jet with explicit zero terms computes them all."""
+    f = lambda x: fg.sinh(fg.exp(fg.sigmoid(fg.cos(x)))) * fg.tan(x / 2)  # noqa: E731
+    x = np.linspace(-1.0, 1.0, 5)
+    _, terms = jet(f, (x,), ([np.ones(5)] + [np.zeros(5)] * 5,))
+    np.testing.assert_allclose(nth_derivative(f, 6)(x), terms[5], rtol=1e-12, atol=1e-12)
+
+
 # ----- jit -------------------------------------------------------------------------------------------------
 def test_nth_derivative_under_jit_is_recorded_and_replays_on_new_inputs() -> None:
     f = lambda x: fg.exp(fg.sin(x)) * fg.tanh(x)  # noqa: E731
