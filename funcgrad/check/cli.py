@@ -1,6 +1,7 @@
 """``python -m funcgrad check module:attr --inputs "randn(3,4), randn(4)"``: check a user's function or custom
-Function from the command line (gradcheck, gradgradcheck or ``check_function``, then a hypothesis run), print a
-readable report and exit non-zero on failure. Only argument handling and printing live here.
+Function from the command line (three-valued gradcheck, gradgradcheck or ``check_function``, then a hypothesis
+run), print each verdict (pass, fail, inconclusive with its reasons) and exit non-zero on fail only. Only argument
+handling and printing live here.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import importlib
 import inspect
 import os
 import sys
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -20,9 +22,10 @@ from hypothesis import strategies as st
 from funcgrad.autograd import Function
 from funcgrad.check.contract import check_function
 from funcgrad.check.gradcheck import gradcheck, gradgradcheck
-from funcgrad.check.properties import assert_grads_close
+from funcgrad.check.properties import InconclusiveCheckWarning, assert_grads_correct
 from funcgrad.check.report import GradcheckError
 from funcgrad.check.strategies import arrays
+from funcgrad.check.verdict import FAIL, INCONCLUSIVE, PASS, Verdict, combine
 from funcgrad.core.tensor import Tensor
 
 __all__ = ["main", "parse_inputs"]
@@ -102,44 +105,55 @@ def _check_target(name: str, target: Any, specs: list[Any]) -> None:
         raise ValueError(f"{name} cannot take the {len(specs)} input(s) of --inputs: {exc}") from None
 
 
-def _hypothesis_run(func: Callable[..., Any], specs: list[Any], dtype: str, order: int, examples: int) -> None:
-    """``assert_grads_close`` on ``examples`` drawn inputs of the same shapes; raises on a (shrunk) failure."""
+def _hypothesis_run(func: Callable[..., Any], specs: list[Any], dtype: str, order: int, examples: int) -> Verdict:
+    """``assert_grads_correct`` on ``examples`` drawn inputs of the same shapes; raises on a (shrunk) failure and
+    returns a verdict that is inconclusive when some example was."""
     parts = [arrays(spec[1], dtype, _MAKERS[spec[0]][1], _MAKERS[spec[0]][2], positive=_MAKERS[spec[0]][3])
              if _is_array_spec(spec) else st.just(spec) for spec in specs]
+    undecided: list[str] = []
 
     @settings(max_examples=examples, deadline=None, database=None, derandomize=True)
     @given(st.tuples(*parts))
     def run(xs: tuple[Any, ...]) -> None:
-        assert_grads_close(func, *xs, order=order)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", InconclusiveCheckWarning)
+            assert_grads_correct(func, *xs, order=order)
+        undecided.extend(str(w.message).splitlines()[0] for w in caught
+                         if issubclass(w.category, InconclusiveCheckWarning))
 
     run()
+    reasons = [f"{len(undecided)} example(s) inconclusive, e.g. {undecided[0]}"] if undecided else []
+    return Verdict(INCONCLUSIVE if undecided else PASS, "hypothesis", reasons=reasons)
 
 
-def _checks(target: Any, specs: list[Any], dtype: str, order: int, examples: int) -> list[tuple[str, Callable]]:
-    """The named checks to run, in order."""
+def _checks(target: Any, specs: list[Any], dtype: str, order: int,
+            examples: int) -> list[tuple[str, Callable[[], Verdict]]]:
+    """The named three-valued checks to run, in order."""
     rng = np.random.default_rng(0)
     inputs = tuple(Tensor(_MAKERS[s[0]][0](rng, s[1]).astype(dtype), requires_grad=True)
                    if _is_array_spec(s) else s for s in specs)
-    eps = 1e-6 if dtype == "float64" else "auto"
     is_function = isinstance(target, type) and issubclass(target, Function)
     func = target.apply if is_function else target
-    checks: list[tuple[str, Callable]] = []
+    options: dict[str, Any] = dict(three_valued=True, raise_exception=False)
+    checks: list[tuple[str, Callable[[], Verdict]]] = []
     if is_function:
-        checks.append(("check_function", lambda: check_function(target, *inputs, order=order, eps=eps)))
+        checks.append(("check_function", lambda: check_function(target, *inputs, order=order,
+                                                                raise_exception=False)))
     else:
-        checks.append(("gradcheck", lambda: gradcheck(func, inputs, eps=eps)))
+        checks.append(("gradcheck", lambda: gradcheck(func, inputs, **options)))
         if order >= 2:
-            checks.append(("gradgradcheck", lambda: gradgradcheck(func, inputs, eps=eps)))
+            checks.append(("gradgradcheck", lambda: gradgradcheck(func, inputs, **options)))
     if examples > 0:
         checks.append((f"hypothesis ({examples} examples)",
-                       lambda: _hypothesis_run(func, specs, dtype, order, examples)))
+                       lambda: _hypothesis_run(target if is_function else func, specs, dtype, order, examples)))
     return checks
 
 
 def main(argv: list[str]) -> int:
-    """Run ``python -m funcgrad check``; return the exit status (0 ok, 1 a check failed, 2 bad usage)."""
+    """Run ``python -m funcgrad check``; return the exit status (0 pass or inconclusive, 1 fail, 2 bad usage)."""
     parser = argparse.ArgumentParser(prog="python -m funcgrad check",
-                                     description="Check the derivatives of a function or custom Function.")
+                                     description="Check the derivatives of a function or custom Function: each "
+                                     "check is pass, fail or inconclusive (with the reason).")
     parser.add_argument("target", help="module:attr of a function of Tensors or a Function subclass")
     parser.add_argument("--inputs", required=True, help='e.g. "randn(3,4), randn(4)"; also rand(...), '
                         "positive(...) and literals")
@@ -155,13 +169,16 @@ def main(argv: list[str]) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"funcgrad check {args.target} at {args.inputs} ({args.dtype}, order {args.order})")
-    failed = False
+    verdicts = []
     for name, check in _checks(target, specs, args.dtype, args.order, args.examples):
         try:
-            check()
-            print(f"  {name:<28} ok")
+            verdict = check()
         except (GradcheckError, AssertionError) as exc:
-            failed = True
-            print(f"  {name:<28} FAILED\n" + "\n".join(f"    {line}" for line in str(exc).splitlines()))
-    print("FAILED" if failed else "all checks passed")
-    return 1 if failed else 0
+            verdict = getattr(exc, "verdict", None) or Verdict(FAIL, name, reasons=str(exc).splitlines())
+        verdicts.append(verdict)
+        print(f"  {name:<28} {verdict.status}")
+        if verdict.status != PASS:
+            print("\n".join(f"    {line}" for line in str(verdict).splitlines()[1:]))
+    overall = combine(verdicts, "all checks").status
+    print({PASS: "all checks passed", FAIL: "FAILED", INCONCLUSIVE: "inconclusive (no check failed)"}[overall])
+    return 1 if overall == FAIL else 0

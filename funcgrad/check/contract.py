@@ -12,8 +12,8 @@ import numpy as np
 
 from funcgrad.autograd import Function
 from funcgrad.check.gradcheck import gradcheck, gradgradcheck
-from funcgrad.check.numerical import Step
 from funcgrad.check.report import GradcheckError
+from funcgrad.check.verdict import FAIL, Verdict, combine, with_second_order
 from funcgrad.core.tensor import Tensor
 
 __all__ = ["check_function"]
@@ -83,28 +83,31 @@ def _with_grad(inputs: tuple[Any, ...], needs: set[int]) -> tuple[Any, ...]:
                  for i, a in enumerate(inputs))
 
 
-def check_function(function: type[Function], *inputs: Any, order: int = 2, eps: Step = 1e-6, atol: float = 1e-5,
-                   rtol: float = 1e-3, nondet_tol: float = 0.0, fast_mode: bool = False) -> list[str]:
-    """Check a custom Function's contract at ``inputs`` and return what was checked.
+def check_function(function: type[Function], *inputs: Any, order: int = 2, nondet_tol: float = 0.0,
+                   fast_mode: bool = False, raise_exception: bool = True) -> Verdict:
+    """Check a custom Function's contract at ``inputs`` and return a three-valued ``Verdict``.
 
     Checks, in order: that an input changed in place by ``forward`` was declared with ``mark_dirty``; that
     ``backward`` returns one gradient per argument, of the input's shape and dtype, and None for non-tensors;
-    ``gradcheck`` with all tensor inputs requiring grad (values, reentrancy, zero and undefined output grads, so
-    ``set_materialize_grads(False)`` and non-differentiable outputs are exercised); ``gradcheck`` with each input
-    alone requiring grad (``needs_input_grad``); and ``gradgradcheck`` when ``order >= 2`` (skipped, and said so,
-    for a ``once_differentiable`` backward). Outputs marked non-differentiable are left out of the Jacobians.
+    the first derivatives with all tensor inputs requiring grad (values, reentrancy, zero and undefined output
+    grads, so ``set_materialize_grads(False)`` and non-differentiable outputs are exercised); each input alone
+    requiring grad (``needs_input_grad``); and the second derivatives when ``order >= 2`` (skipped, and said so,
+    for a ``once_differentiable`` backward). The derivatives are judged by ``gradcheck(..., three_valued=True)``:
+    ``fail`` is a real discrepancy, ``inconclusive`` names why finite differences cannot decide.
 
     Args:
         function: the ``Function`` subclass.
         *inputs: its arguments; every floating-point Tensor among them is checked.
         order: 1 for first derivatives only, 2 to check second derivatives too.
-        eps, atol, rtol, nondet_tol, fast_mode: passed to ``gradcheck``/``gradgradcheck``.
+        nondet_tol, fast_mode: passed to ``gradcheck``/``gradgradcheck``.
+        raise_exception: raise ``GradcheckError`` on ``fail`` (else return the failing verdict).
 
     Returns:
-        One line per check that ran.
+        The verdict: ``pass``, or ``inconclusive`` with its reasons (or ``fail`` without ``raise_exception``).
 
     Raises:
-        GradcheckError: a check failed; contract violations have ``check == "function contract"``.
+        GradcheckError: the verdict is ``fail``; contract violations have ``check == "function contract"``, the
+            others carry the verdict as ``.verdict``.
 
     Example:
         >>> import funcgrad as fg
@@ -117,43 +120,51 @@ def check_function(function: type[Function], *inputs: Any, order: int = 2, eps: 
         ...     def backward(ctx, g):
         ...         (x,) = ctx.saved_tensors
         ...         return 2 * x * g
-        >>> check_function(Square, fg.randn(3, seed=0))[-1]
-        'second order: ok'
+        >>> check_function(Square, fg.randn(3, seed=0)).status
+        'pass'
     """
     tensor_idx = [i for i, a in enumerate(inputs) if isinstance(a, Tensor) and a.dtype.kind == "f"]
     if not tensor_idx:
         raise ValueError(f"check_function({function.__name__}, ...) needs at least one floating-point Tensor input")
     every = set(tensor_idx)
-    options = dict(eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol, fast_mode=fast_mode)
-    done = []
-    _check_forward(function, inputs, every)
-    done.append("forward: in-place changes declared with mark_dirty")
+    subject = f"check_function({function.__name__})"
     try:
-        _check_backward(function, inputs, every)
-    except RuntimeError as exc:
-        if isinstance(exc, GradcheckError):
+        _check_forward(function, inputs, every)
+        try:
+            _check_backward(function, inputs, every)
+        except RuntimeError as exc:
+            if isinstance(exc, GradcheckError):
+                raise
+            raise _fail(function.__name__, f"backward failed: {exc}") from exc
+    except GradcheckError as err:
+        if raise_exception:
             raise
-        raise _fail(function.__name__, f"backward failed: {exc}") from exc
-    done.append("backward: gradient count, shapes and dtypes")
+        return Verdict(FAIL, subject, reasons=[str(err)])
 
     def differentiable(*xs: Any) -> Any:
         # a clone per call: an in-place forward must not change the point gradcheck perturbs; gradcheck leaves
         # out the outputs that do not require grad (marked non-differentiable)
         return function.apply(*[x * 1.0 if isinstance(x, Tensor) and x.requires_grad else x for x in xs])
 
-    gradcheck(differentiable, _with_grad(inputs, every), **options)
-    done.append("first order, reentrancy, undefined output grads: ok")
+    options = dict(nondet_tol=nondet_tol, fast_mode=fast_mode, three_valued=True, raise_exception=False)
+    first = gradcheck(differentiable, _with_grad(inputs, every), **options)
+    verdicts = [first]
     if len(tensor_idx) > 1:
         for i in tensor_idx:
-            gradcheck(differentiable, _with_grad(inputs, {i}), **options)
-        done.append("needs_input_grad: each input alone: ok")
+            alone = gradcheck(differentiable, _with_grad(inputs, {i}), **options)
+            alone.subject = f"first order, input {i} alone requiring grad"
+            verdicts.append(alone)
+    notes = []
     if order >= 2:
         try:
-            gradgradcheck(differentiable, _with_grad(inputs, every), **options)
-            done.append("second order: ok")
+            verdicts = with_second_order(verdicts, gradgradcheck(differentiable, _with_grad(inputs, every),
+                                                                 **options))
         except GradcheckError as err:
             if err.check != "second order once_differentiable":
                 raise
-            done.append("second order: skipped, backward is once_differentiable")
-    return done
-
+            notes.append("second order skipped: the backward is once_differentiable")
+    verdict = combine(verdicts, subject)
+    verdict.reasons += notes
+    if verdict.failed and raise_exception:
+        raise GradcheckError("verdict", str(verdict), verdict=verdict)
+    return verdict

@@ -9,7 +9,7 @@ gradient of ``Re <v, out>`` that autograd returns is the row ``(d/dRe, d/dIm)`` 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,8 +17,10 @@ import numpy as np
 
 from funcgrad.autograd import enable_grad
 from funcgrad.autograd import grad as autograd_grad
+from funcgrad.check.analytical import Backward, cotangent, real_size
 from funcgrad.check.arguments import as_tuple, checked_outputs, prepare, tensor_outputs
 from funcgrad.check.forward import forward_jacobian
+from funcgrad.check.judge import Problem, judge
 from funcgrad.check.numerical import (
     Step,
     auto_step,
@@ -30,25 +32,14 @@ from funcgrad.check.numerical import (
     real_view,
 )
 from funcgrad.check.report import GradcheckError, Mismatch, format_mismatch
+from funcgrad.check.verdict import FAIL, PASS, Verdict, combine
 from funcgrad.core.tensor import Tensor
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
 _KINK_COLUMNS = 10  # violating input elements probed for a kink
 _BATCH = 3  # grad_outputs in the batched-grad check
-_PROJECTIONS = 2  # random grad_outputs that confirm a batched analytical Jacobian
 _ONCE = "marked with @once_differentiable"  # autograd's error when a once_differentiable backward is differentiated
-
-
-def _cotangent(v: np.ndarray, out: Tensor) -> np.ndarray:
-    """grad_outputs for ``out`` from ``v`` (..., out's real size) in real coordinates: pairs become complex."""
-    v = np.ascontiguousarray(v, dtype=out.data.real.dtype)
-    return (v.view(out.dtype) if out.dtype.kind == "c" else v).reshape(v.shape[:-1] + out.shape)
-
-
-def _size(x: Tensor) -> int:
-    """The number of real coordinates of ``x`` (two per complex element)."""
-    return x.data.size * (2 if x.dtype.kind == "c" else 1)
 
 
 @dataclass(frozen=True)
@@ -63,6 +54,7 @@ class _Options:
     check_grad_dtypes: bool
     check_batched_grad: bool
     fast_mode: bool
+    three_valued: bool = False
     order: str = ""  # "second order " in gradgradcheck
     output_label: Callable[[int], str] = "output {}".format
     input_label: Callable[[int], str] = "input {}".format
@@ -77,89 +69,14 @@ class _Run:
         self.diff = [inputs[i] for i in indices]
         self.snapshot = [x.data.copy() for x in self.diff]
         self.rng = np.random.default_rng(0)  # reproducible directions
+        self.backward = Backward(func, inputs, indices, nondet_tol=opts.nondet_tol,
+                                 check_grad_dtypes=opts.check_grad_dtypes, fail=self.fail,
+                                 input_label=opts.input_label)
+        self.vjp = self.backward.vjp
+        self.analytical = self.backward.jacobians
 
     def fail(self, check: str, message: str, j: int | None = None, i: int | None = None) -> GradcheckError:
         return GradcheckError(self.opts.order + check, message, j, i)
-
-    def vjp(self, outputs: Sequence[Tensor], j: int, v: np.ndarray) -> list[np.ndarray]:
-        """``v^T J`` for output ``j`` w.r.t. every checked input (zeros where unused), with shape/dtype checks."""
-        out = outputs[j]
-        if not out.requires_grad:
-            return [np.zeros(_size(x)) for x in self.diff]
-        grads = autograd_grad(out, self.diff, _cotangent(v.reshape(-1), out), retain_graph=True, allow_unused=True)
-        rows = []
-        for i, x, g in zip(self.indices, self.diff, grads):
-            if g is None:
-                rows.append(np.zeros(_size(x)))
-                continue
-            if g.shape != x.shape:
-                raise self.fail("shape", f"the analytical gradient of {self.opts.input_label(i)} has shape "
-                                f"{g.shape} but the input has shape {x.shape}; the backward must return one "
-                                "gradient of the input's shape (reduce broadcast dimensions with sum_to)", j, i)
-            if self.opts.check_grad_dtypes and g.dtype != x.dtype:
-                raise self.fail("dtype", f"the gradient of {self.opts.input_label(i)} has dtype {g.dtype} but "
-                                f"the input has dtype {x.dtype}; cast the gradient in the backward", j, i)
-            rows.append(real_view(g.data).astype(np.float64))
-        return rows
-
-    def analytical(self) -> tuple[list[list[np.ndarray]], list[list[np.ndarray]]]:
-        """Autograd's Jacobians ``[j][pos]`` (out_j.size, in.size), computed twice to test reentrancy.
-
-        PyTorch runs one backward per output element, twice. Here two batched backward passes (unit seeds)
-        stand in for them when they agree within ``nondet_tol`` and a backward with random grad_outputs
-        matches their projection: then the rows are the same numbers. Otherwise, or if the backward cannot
-        batch, it is row by row, so the verdict never depends on batching.
-        """
-        outputs = tensor_outputs(self.func, self.inputs)
-        first, second = [], []
-        for j in range(len(outputs)):
-            batched = self.batched_jacobian(outputs, j)
-            first.append(batched if batched is not None else self.rows(outputs, j))
-            second.append(batched if batched is not None else self.rows(outputs, j))
-        return first, second
-
-    def batched_jacobian(self, outputs: Sequence[Tensor], j: int) -> list[np.ndarray] | None:
-        """The blocks of output ``j`` by batched backward passes, or None unless they reproduce a row loop."""
-        one, two = self.batched_rows(outputs, j), self.batched_rows(outputs, j)
-        if one is None or two is None or any(np.any(np.abs(a - b) > self.opts.nondet_tol) for a, b in zip(one, two)):
-            return None
-        tol = 1e4 * float(np.finfo(outputs[j].dtype).eps)
-        rng = np.random.default_rng(1)
-        for _ in range(_PROJECTIONS):
-            v = rng.standard_normal(_size(outputs[j]))
-            for row, block in zip(self.vjp(outputs, j, v), one):
-                if np.any(np.abs(row - v.ravel() @ block) > tol * (np.abs(v.ravel()) @ np.abs(block) + 1e-30)):
-                    return None
-        return one
-
-    def rows(self, outputs: Sequence[Tensor], j: int) -> list[np.ndarray]:
-        """The Jacobian blocks of output ``j``, one backward per output element."""
-        size = _size(outputs[j])
-        rows = [self.vjp(outputs, j, seed) for seed in np.eye(size)]
-        return [np.stack([row[p] for row in rows]) if rows else np.zeros((0, _size(x)))
-                for p, x in enumerate(self.diff)]
-
-    def batched_rows(self, outputs: Sequence[Tensor], j: int) -> list[np.ndarray] | None:
-        """The Jacobian blocks of output ``j`` by one batched backward, or None if the backward cannot batch."""
-        out = outputs[j]
-        if not out.requires_grad or not out.data.size:
-            return None
-        size = _size(out)
-        seeds = _cotangent(np.eye(size), out)
-        try:
-            grads = autograd_grad(out, self.diff, seeds, retain_graph=True, allow_unused=True,
-                                  is_grads_batched=True)
-        except Exception:  # any failure to batch: the row-by-row run decides
-            return None
-        blocks = []
-        for x, g in zip(self.diff, grads):
-            if g is None:
-                blocks.append(np.zeros((size, _size(x))))
-            elif g.shape != (size, *x.shape):
-                return None
-            else:
-                blocks.append(real_view(g.data).astype(np.float64).reshape(size, -1))
-        return blocks
 
     def causes(self, i: int, j: int, numerical: np.ndarray, analytical: np.ndarray, second: np.ndarray,
                jumps: list[str]) -> list[str]:
@@ -265,8 +182,8 @@ class _Run:
     def fast(self) -> None:
         """Compare ``v^T J u`` numerically and analytically; on failure re-run slow mode to explain it."""
         outputs = tensor_outputs(self.func, self.inputs)
-        us = [self.unit(_size(x)) for x in self.diff]
-        vs = [self.unit(_size(o)) for o in outputs]
+        us = [self.unit(real_size(x)) for x in self.diff]
+        vs = [self.unit(real_size(o)) for o in outputs]
         runs = [[self.vjp(outputs, j, v) for j, v in enumerate(vs)]
                 for _ in range(2)]
         for pos, (i, u) in enumerate(zip(self.indices, us)):
@@ -286,7 +203,7 @@ class _Run:
         """No output requires grad: as PyTorch, the numerical gradient must then be zero."""
         for pos, i in enumerate(self.indices):
             if self.opts.fast_mode:
-                numerical = jvp_fd(self.func, self.inputs, i, self.unit(_size(self.diff[pos])), self.opts.eps)[0]
+                numerical = jvp_fd(self.func, self.inputs, i, self.unit(real_size(self.diff[pos])), self.opts.eps)[0]
             else:
                 numerical = jacobian_fd(self.func, self.inputs, i, self.opts.eps)[0]
             for j, num in enumerate(numerical):
@@ -331,16 +248,16 @@ class _Run:
         for j, out in enumerate(outputs):
             if not out.requires_grad:
                 continue
-            vs = self.rng.standard_normal((_BATCH, _size(out)))
+            vs = self.rng.standard_normal((_BATCH, real_size(out)))
             looped = [self.vjp(outputs, j, v) for v in vs]
             try:
-                grads = autograd_grad(out, self.diff, _cotangent(vs, out), retain_graph=True, allow_unused=True,
+                grads = autograd_grad(out, self.diff, cotangent(vs, out), retain_graph=True, allow_unused=True,
                                       is_grads_batched=True)
             except Exception as exc:
                 raise self.fail("batched", f"While computing batched gradients of {self.opts.output_label(j)}, "
                                 f"got {type(exc).__name__}: {exc}", j) from exc
             for pos, (i, g) in enumerate(zip(self.indices, grads)):
-                got = np.zeros((_BATCH, _size(self.diff[pos]))) if g is None else real_view(
+                got = np.zeros((_BATCH, real_size(self.diff[pos]))) if g is None else real_view(
                     g.data).astype(np.float64).reshape(_BATCH, -1)
                 want = np.stack([row[pos] for row in looped])
                 tol = 1e-7 if self.diff[pos].dtype == np.float64 else 1e-4
@@ -360,13 +277,18 @@ def _run(func: Callable[..., Any], prepared: tuple[Any, ...], indices: list[int]
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none did; "
                          "pass inputs created with requires_grad=True")
     for i in indices:
-        if prepared[i].dtype not in (np.float64, np.complex128) and opts.eps != "auto":
+        if prepared[i].dtype not in (np.float64, np.complex128) and opts.eps != "auto" and not opts.three_valued:
             warnings.warn(f"{opts.input_label(i)} requires grad and is {prepared[i].dtype}, not float64: a central "
                           f"difference with eps={opts.eps} keeps only about log10(eps / machine eps) significant "
                           "digits, so even a correct backward will likely fail. Use float64 inputs, or eps='auto' "
                           "to choose the step per dtype.", UserWarning, stacklevel=3)
     checked, differentiable = checked_outputs(func, prepared)
     run = _Run(checked, prepared, indices, opts)
+    if opts.three_valued:
+        if check_forward_ad or not check_backward_ad:
+            raise ValueError("three_valued=True judges reverse mode: use check_forward_ad=False and "
+                             "check_backward_ad=True (the PyTorch mode checks forward AD)")
+        return _three_valued(run, differentiable, raise_exception)
     try:
         try:
             if not differentiable:
@@ -393,10 +315,50 @@ def _run(func: Callable[..., Any], prepared: tuple[Any, ...], indices: list[int]
     return True
 
 
+def _failed(err: GradcheckError, subject: str) -> Verdict:
+    return Verdict(FAIL, subject, reasons=[f"{err.check.removeprefix('second order ')} check failed: "
+                                           f"{str(err).splitlines()[0]}"])
+
+
+def _three_valued(run: _Run, differentiable: bool, raise_exception: bool) -> Verdict:
+    """The three-valued run: the contract checks as PyTorch's (any failure is a ``fail``), then ``judge``."""
+    subject = run.opts.order.strip() or "first order"
+    try:
+        try:
+            if not differentiable:
+                run.no_differentiable_outputs()
+                verdict = Verdict(PASS, subject)
+            else:
+                first, second = run.analytical()
+                run.reentrant(first, second)
+                outputs = tensor_outputs(run.func, run.inputs)
+                verdict = judge(Problem(run.func, run.inputs, run.indices, first, [real_shape(o) for o in outputs],
+                                        run.opts.output_label, run.opts.input_label), subject, run.opts.fast_mode)
+                for wanted, check in ((run.opts.check_undefined_grad, run.undefined_grad),
+                                      (run.opts.check_batched_grad, run.batched)):
+                    try:
+                        if wanted:
+                            check()
+                    except GradcheckError as err:
+                        verdict = combine([verdict, _failed(err, subject)], subject)
+        except RuntimeError as exc:
+            if run.opts.order and not isinstance(exc, GradcheckError) and _ONCE in str(exc):
+                raise run.fail("once_differentiable", "The backward is marked once_differentiable: second "
+                               "derivatives are unavailable.") from exc
+            raise
+    except GradcheckError as err:
+        if err.check.endswith("once_differentiable"):
+            raise
+        verdict = _failed(err, subject)
+    if verdict.failed and raise_exception:
+        raise GradcheckError(run.opts.order + "verdict", str(verdict), verdict=verdict)
+    return verdict
+
+
 def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: Step = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
               raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
               check_grad_dtypes: bool = False, check_batched_grad: bool = False, check_forward_ad: bool = False,
-              check_backward_ad: bool = True, fast_mode: bool = False) -> bool:
+              check_backward_ad: bool = True, fast_mode: bool = False, three_valued: bool = False) -> Any:
     """Check the gradients of ``func`` at ``inputs`` against finite differences, as ``torch.autograd.gradcheck``.
 
     Args:
@@ -417,12 +379,17 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: Step = 1e-6, atol: 
         check_backward_ad: check reverse mode.
         fast_mode: compare ``v^T J u`` for random ``u``, ``v`` instead of whole Jacobians; a failure is
             re-checked in slow mode, which names the elements (and decides the verdict).
+        three_valued: instead of PyTorch's verdict, return a ``Verdict``: ``pass``, ``fail`` (a discrepancy
+            beyond the estimated numerical error) or ``inconclusive`` (a kink within the step, the dtype's
+            resolution exhausted, a non-deterministic function), with steps fitted per element and Richardson
+            error estimates; ``eps``, ``atol`` and ``rtol`` are then unused. Fast mode probes blocks of elements.
 
     Returns:
-        True when every check passes.
+        True when every check passes (a ``Verdict`` with ``three_valued=True``).
 
     Raises:
-        GradcheckError: a check failed and ``raise_exception`` is True; its ``check`` names which one.
+        GradcheckError: a check failed (with ``three_valued``: the verdict is ``fail``, carried as ``.verdict``)
+            and ``raise_exception`` is True; its ``check`` names which one.
 
     Example:
         >>> import funcgrad as fg
@@ -432,7 +399,7 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: Step = 1e-6, atol: 
     """
     flat_func, prepared, indices, labels = prepare(func, inputs)
     opts = _Options(eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes, check_batched_grad,
-                    fast_mode, input_label=labels.__getitem__)
+                    fast_mode, three_valued, input_label=labels.__getitem__)
     return _run(flat_func, prepared, indices, opts, raise_exception, check_forward_ad, check_backward_ad)
 
 
@@ -441,20 +408,20 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
                   raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
                   check_grad_dtypes: bool = False, check_batched_grad: bool = False,
                   check_fwd_over_rev: bool = False, check_rev_over_rev: bool = True,
-                  fast_mode: bool = False) -> bool:
+                  fast_mode: bool = False, three_valued: bool = False) -> Any:
     """Check second derivatives: ``gradcheck`` of the function returning ``func``'s vector-Jacobian products
     (computed with ``create_graph=True``), w.r.t. the inputs and the grad_outputs.
 
     Args:
         func, inputs, eps, atol, rtol, raise_exception, nondet_tol, check_undefined_grad, check_grad_dtypes,
-            check_batched_grad, fast_mode: as ``gradcheck``, applied to the first-order function.
+            check_batched_grad, fast_mode, three_valued: as ``gradcheck``, applied to the first-order function.
         grad_outputs: the vectors of the first-order products; random (seeded) and also checked if None.
         gen_non_contig_grad_outputs: accepted for PyTorch compatibility (arrays here are always contiguous).
         check_fwd_over_rev: check the second derivatives by forward mode over the first-order backward too.
         check_rev_over_rev: check reverse-over-reverse.
 
     Returns:
-        True when every check passes.
+        True when every check passes (a ``Verdict`` with ``three_valued=True``).
 
     Raises:
         GradcheckError: a check failed; its ``check`` starts with ``"second order"``.
@@ -468,12 +435,12 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
     flat_func, prepared, indices, labels = prepare(func, inputs)
     checked, differentiable = checked_outputs(flat_func, prepared)
     first_opts = _Options(eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes, check_batched_grad,
-                          fast_mode, input_label=labels.__getitem__)
+                          fast_mode, three_valued, input_label=labels.__getitem__)
     if not differentiable:  # no first derivative to differentiate: the function must be constant, as PyTorch
         return _run(flat_func, prepared, indices, first_opts, raise_exception, False, True)
     if grad_outputs is None:
         rng = np.random.default_rng(0)
-        gos = tuple(Tensor(_cotangent(rng.standard_normal(_size(o)), o), requires_grad=True)
+        gos = tuple(Tensor(cotangent(rng.standard_normal(real_size(o)), o), requires_grad=True)
                     for o in tensor_outputs(checked, prepared))
     else:
         gos = as_tuple(grad_outputs)
@@ -493,7 +460,7 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
 
     labels += [f"grad_outputs[{k}]" for k in range(len(gos))]
     opts = _Options(eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes, check_batched_grad,
-                    fast_mode, "second order ", output_label, labels.__getitem__)
+                    fast_mode, three_valued, "second order ", output_label, labels.__getitem__)
     go_indices = [n + k for k, g in enumerate(gos) if isinstance(g, Tensor) and g.requires_grad]
     return _run(first_order, prepared + gos, indices + go_indices, opts, raise_exception, check_fwd_over_rev,
                 check_rev_over_rev)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -22,6 +23,7 @@ class GradcheckError(RuntimeError):
             ``"dtype"``, ``"shape"``, ``"once_differentiable"``, ``"function contract"``; prefixed by
             ``"second order "`` in ``gradgradcheck``.
         output_index, input_index: where it failed, when that applies.
+        verdict: the ``Verdict`` of a three-valued check that failed (its check is ``"verdict"``).
 
     Example:
         >>> err = GradcheckError("jacobian", "Jacobian mismatch", output_index=0, input_index=1)
@@ -30,11 +32,12 @@ class GradcheckError(RuntimeError):
     """
 
     def __init__(self, check: str, message: str, output_index: int | None = None,
-                 input_index: int | None = None) -> None:
+                 input_index: int | None = None, verdict: Any = None) -> None:
         super().__init__(message)
         self.check = check
         self.output_index = output_index
         self.input_index = input_index
+        self.verdict = verdict
 
 
 @dataclass

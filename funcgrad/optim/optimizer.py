@@ -93,8 +93,9 @@ class Optimizer:
                     continue
                 if set_to_none:
                     p.grad = None
-                else:
-                    p.grad = Tensor(np.zeros_like(p.grad.data))
+                else:  # zeroed in place, cut from any graph, as torch
+                    p.grad = p.grad.detach() if p.grad.grad_fn is not None else p.grad
+                    p.grad.zero_()
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient; ``closure`` (re-evaluating the loss) is called first."""

@@ -261,3 +261,270 @@ SECOND_ORDER_WRONG = Case(WrongSecondOrder, lambda d: (_x(d, 3),))
 NUMPY_BACKWARD = Case(NumpyBackward, lambda d: (_x(d, 3),))
 NOISY = Case(Noisy, lambda d: (_x(d, 3),))
 ONCE = Case(CubeOnce, lambda d: (_x(d, 3),))
+
+
+# ---- three-valued categories: correct but hard to check, and localized or subtle bugs ----
+
+def _at(dtype: Any, values: Any) -> fg.Tensor:
+    return fg.tensor(np.asarray(values, dtype=np.float64), dtype=dtype, requires_grad=True)
+
+
+def _uniform(dtype: Any, low: float, high: float, n: int, seed: int = 0) -> fg.Tensor:
+    return _at(dtype, np.random.default_rng(seed).uniform(low, high, n))
+
+
+class Sigmoid(Function):
+    @staticmethod
+    def forward(ctx, x):
+        out = fg.sigmoid(x)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return g * out * (1 - out)
+
+
+class Square(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 2 * x * g
+
+
+class Log(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return fg.log(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g / x
+
+
+class Sin(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return fg.sin(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * fg.cos(x)
+
+
+class Relu(Function):
+    """Subgradient 0 at 0, as torch."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return fg.relu(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * (x > 0)
+
+
+class Maximum(Function):
+    """Elementwise max of two inputs; a tie sends the gradient to x."""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return fg.maximum(x, y)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        return g * (x >= y), g * (x < y)
+
+
+class Jitter(Function):
+    """Right derivative, but the forward adds unseeded noise (as an unseeded dropout would)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2.0 + fg.tensor(np.random.default_rng().standard_normal(x.shape) * 1e-9, dtype=x.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        return 2.0 * g
+
+
+class SinPiMissingPi(Function):
+    """sin(pi x) whose backward forgets the chain rule's pi."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return fg.sin(np.pi * x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * fg.cos(np.pi * x)
+
+
+class TransposedMatVec(Function):
+    """W @ x whose W gradient is outer(x, g) instead of outer(g, x)."""
+
+    @staticmethod
+    def forward(ctx, w, x):
+        ctx.save_for_backward(w, x)
+        return fg.matmul(w, x)
+
+    @staticmethod
+    def backward(ctx, g):
+        w, x = ctx.saved_tensors
+        return fg.outer(x, g), fg.matmul(w.T, g)
+
+
+class FirstRowBias(Function):
+    """x (m, n) + b (n,) whose b gradient takes the first row of g instead of summing the rows."""
+
+    @staticmethod
+    def forward(ctx, x, b):
+        return x + b
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, g[0]
+
+
+class SwappedMul(Function):
+    """x * y whose backward returns each input's gradient for the other."""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return x * y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        return g * x, g * y
+
+
+class SoftplusRegion(Function):
+    """softplus whose backward uses exp(x) for sigmoid(x) below -3 (wrong by up to 5%, only there)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return fg.log1p(fg.exp(x))
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * fg.where(x < -3, fg.exp(x), fg.sigmoid(x))
+
+
+class OneElementWrong(Function):
+    """sin whose derivative is 1% off at one element out of 1000."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return fg.sin(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        scale = np.ones(x.shape)
+        scale[417] = 1.01
+        return g * fg.cos(x) * fg.tensor(scale, dtype=x.dtype)
+
+
+class LogOnePercent(Function):
+    """log whose derivative is 1% too large everywhere, checked next to its singularity."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return fg.log(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * 1.01 / x
+
+
+@dataclass
+class Category:
+    """A corpus entry for the three-valued checks: what it shows, its case and dtype, the verdicts it may get and
+    a text its report must contain (a diagnosis for a bug, a reason for an inconclusive case)."""
+
+    name: str
+    case: Case
+    dtype: Any
+    allowed: tuple[str, ...]
+    text: str = ""
+    order: int = 1
+
+
+HARD_RIGHT = [
+    Category("float32 sigmoid", Case(Sigmoid, lambda d: (_uniform(d, -6, 6, 20),)), np.float32, ("pass",)),
+    Category("float32 log", Case(Log, lambda d: (_uniform(d, 0.5, 3, 20),)), np.float32, ("pass",)),
+    Category("inputs near 1e8", Case(Square, lambda d: (_at(d, 1e8 + np.arange(5.0) * 1e3),)), np.float64,
+             ("pass",)),
+    Category("log near 1e8", Case(Log, lambda d: (_at(d, 1e8 * np.array([1.0, 1.5, 3.0])),)), np.float64,
+             ("pass",)),
+    Category("log near its singularity", Case(Log, lambda d: (_at(d, [1e-3, 2e-3, 5e-4]),)), np.float64,
+             ("pass",)),
+    Category("3e-7 from a kink", Case(Relu, lambda d: (_at(d, [3e-7, -3e-7, 0.5, -0.8]),)), np.float64,
+             ("pass", "inconclusive")),
+    Category("at a kink", Case(Relu, lambda d: (_at(d, [0.0, 0.5, -0.8]),)), np.float64, ("inconclusive",),
+             "kink within the step"),
+    Category("max near a tie", Case(Maximum, lambda d: (_at(d, [1.0, -2.0]), _at(d, [1.0 + 3e-7, -2.0 - 3e-7]))),
+             np.float64, ("pass", "inconclusive")),
+    Category("non-deterministic", Case(Jitter, lambda d: (_x(d, 4),)), np.float64, ("inconclusive",),
+             "non-deterministic"),
+    Category("float32 resolution at 1e8", Case(Sin, lambda d: (_at(d, [1e8, 3e8]),)), np.float32,
+             ("inconclusive",), "resolution exhausted"),
+]
+BUGS = [
+    Category("wrong sign", Case(WrongSign, lambda d: (_x(d, 5),)), np.float64, ("fail",), "wrong sign"),
+    Category("missing factor 2", Case(MissingFactor, lambda d: (_x(d, 5),)), np.float64, ("fail",),
+             "missing factor 2"),
+    Category("missing factor pi", Case(SinPiMissingPi, lambda d: (_x(d, 5),)), np.float64, ("fail",),
+             "missing factor pi"),
+    Category("float32 wrong sign", Case(WrongSign, lambda d: (_x(d, 5),)), np.float32, ("fail",), "wrong sign"),
+    Category("transposed", Case(TransposedMatVec, lambda d: (_x(d, 3, 3), _x(d, 3, seed=1))), np.float64,
+             ("fail",), "transposed"),
+    Category("missing broadcast reduction (mean)", Case(WrongBroadcast, lambda d: (_x(d, 4, 3), _x(d, 3, seed=1))),
+             np.float64, ("fail",), "missing broadcast reduction"),
+    Category("missing broadcast reduction (one row)",
+             Case(FirstRowBias, lambda d: (_x(d, 4, 3), _x(d, 3, seed=1))), np.float64, ("fail",),
+             "missing broadcast reduction"),
+    Category("gradient of the wrong input", Case(SwappedMul, lambda d: (_x(d, 4), _x(d, 4, seed=1))), np.float64,
+             ("fail",), "gradient of the wrong input"),
+    Category("ignores grad_output", Case(IgnoresGradOutput, lambda d: (_x(d, 4),)), np.float64, ("fail",),
+             "ignores grad_output"),
+    Category("wrong only for x < -3", Case(SoftplusRegion, lambda d: (_uniform(d, -6, 4, 200),)), np.float64,
+             ("fail",), "input 0 < -3"),
+    Category("float32 wrong only for x < -3", Case(SoftplusRegion, lambda d: (_uniform(d, -6, 4, 200),)),
+             np.float32, ("fail",), "input 0 < -3"),
+    Category("one element of 1000", Case(OneElementWrong, lambda d: (_x(d, 1000),)), np.float64, ("fail",),
+             "wrong only at input 0 (417,)"),
+    Category("float32 one element of 1000", Case(OneElementWrong, lambda d: (_x(d, 1000),)), np.float32,
+             ("fail",), "wrong only at input 0 (417,)"),
+    Category("1% next to a singularity", Case(LogOnePercent, lambda d: (_at(d, [1e-3, 2e-3, 5e-4]),)), np.float64,
+             ("fail",), "analytical = 1.01 x numerical"),
+    Category("float32 1% next to a singularity", Case(LogOnePercent, lambda d: (_at(d, [1e-3, 2e-3, 5e-4]),)),
+             np.float32, ("fail",), "analytical = 1.01 x numerical"),
+    Category("wrong only at second order", Case(WrongSecondOrder, lambda d: (_x(d, 3),)), np.float64, ("fail",),
+             "wrong only at second order", order=2),
+    Category("NumPy backward at second order", Case(NumpyBackward, lambda d: (_x(d, 3),)), np.float64, ("fail",),
+             "wrong only at second order", order=2),
+]

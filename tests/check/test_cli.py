@@ -17,12 +17,22 @@ def test_wrong_function_fails(capsys: pytest.CaptureFixture[str]) -> None:
     status = main(["check", "tests.check.corpus:MissingFactor", "--inputs", "randn(3)", "--order", "1",
                    "--examples", "2"])
     out = capsys.readouterr().out
-    assert status == 1 and "FAILED" in out and "Jacobian mismatch" in out
+    assert status == 1 and "FAILED" in out and "check_function               fail" in out
+    assert "missing factor 2" in out and "analytical" in out and "est. error" in out
 
 
-def test_float32_uses_auto_steps(capsys: pytest.CaptureFixture[str]) -> None:
+def test_float32_passes(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "tests.check.corpus:Exp", "--inputs", "rand(2)", "--dtype", "float32",
                  "--examples", "2"]) == 0
+    assert "all checks passed" in capsys.readouterr().out
+
+
+def test_inconclusive_is_reported_and_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["check", "tests.check.corpus:Jitter", "--inputs", "randn(3)", "--order", "1",
+                   "--examples", "0"])
+    out = capsys.readouterr().out
+    assert status == 0 and "check_function               inconclusive" in out and "non-deterministic" in out
+    assert "inconclusive (no check failed)" in out
 
 
 def test_bad_usage(capsys: pytest.CaptureFixture[str]) -> None:

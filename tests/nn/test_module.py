@@ -82,6 +82,9 @@ def test_modes_grads_dtype_apply_and_deepcopy() -> None:
     assert net.training and not net.eval().fc1.training and net.train().fc2.training
     net(fg.ones(1, 3)).sum().backward()
     assert all(p.grad is not None for p in net.parameters())
+    grad = net.fc1.weight.grad
+    net.zero_grad(set_to_none=False)
+    assert net.fc1.weight.grad is grad and not grad.data.any()  # zeroed in place
     net.zero_grad()
     assert all(p.grad is None for p in net.parameters())
     net.requires_grad_(False)

@@ -77,8 +77,9 @@ def test_param_groups_state_dict_and_zero_grad() -> None:
     other.load_state_dict(state)
     assert other.param_groups[1]["lr"] == 0.5
     np.testing.assert_array_equal(other.state[other_params[1]]["exp_avg"], opt.state[b]["exp_avg"])
+    grad = a.grad
     opt.zero_grad(set_to_none=False)
-    assert a.grad is not None and not a.grad.data.any()
+    assert a.grad is grad and not a.grad.data.any()  # zeroed in place
     opt.zero_grad()
     assert a.grad is None
     with pytest.raises(ValueError, match="some parameters appear in more than one parameter group"):

@@ -263,8 +263,9 @@ class Module:
                 continue
             if set_to_none:
                 p.grad = None
-            else:
-                p.grad = Tensor(np.zeros_like(p.grad.data))
+            else:  # zeroed in place, cut from any graph, as torch
+                p.grad = p.grad.detach() if p.grad.grad_fn is not None else p.grad
+                p.grad.zero_()
 
     def apply(self, fn: Callable[[Module], Any]) -> Module:
         """Call ``fn`` on every child (recursively), then on this module; return self."""
