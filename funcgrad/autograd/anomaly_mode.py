@@ -1,6 +1,7 @@
 """Anomaly detection, as ``torch.autograd.detect_anomaly``: where did a failing or NaN gradient come from?
 
-While the mode is on (per thread), a dispatch layer stamps every new node with the traceback of the
+While the mode is on in a thread, a dispatch layer installed in that thread (it observes that thread
+only; each thread turns the mode on for itself) stamps every new node with the traceback of the
 forward call that created it (``node.metadata["traceback_"]``; ``"parent_"`` is the node whose backward
 created it, as torch), and an exception raised while a node runs backward gets those tracebacks as a
 note. With ``check_nan`` a backward returning NaN raises; with ``check_forward`` (beyond PyTorch) so does
@@ -60,7 +61,7 @@ def is_anomaly_check_nan_enabled() -> bool:
 
 # ----- switching the mode ---------------------------------------------------------------------------
 class _Installation:
-    """How many threads have the mode on: the layer is installed while one has."""
+    """How many threads have the mode on: what it saw change in place is forgotten when none has."""
 
     lock = threading.Lock()
     users = 0
@@ -75,12 +76,13 @@ def _set(enabled: bool, check_nan: bool, check_forward: bool) -> None:
     STATE.enabled, STATE.check_nan, STATE.check_forward = enabled, check_nan, check_forward
     if enabled == was:
         return
+    if enabled:
+        dispatch.push(_LAYER)  # into this thread's layers: the mode observes the thread that turned it on
+    else:
+        dispatch.pop(_LAYER)
     with _Installation.lock:
         _Installation.users += 1 if enabled else -1
-        if enabled and _Installation.users == 1:
-            dispatch.push(_LAYER)
-        elif not enabled and _Installation.users == 0:
-            dispatch.pop(_LAYER)
+        if not _Installation.users:
             _CHANGES.clear()
 
 

@@ -3,6 +3,12 @@
 While a ``dual_level`` is active, the op layer's forward layer (``funcgrad.ops.jvp``) gives the output
 of every op whose inputs carry tangents the tangent the op table's JVP rule computes. A tangent may
 carry one leading batch dimension (a batch of directions, pushed in one pass).
+
+Levels nest (as in JAX and functorch; ``torch.autograd.forward_ad`` itself allows one): a level entered
+inside another is the innermost, ``make_dual``/``unpack_dual`` act on the innermost unless given
+``level=``, and the tangents an inner level computes carry the outer levels' tangents, so derivatives of
+any order come out of nested ``jvp``/``jacfwd`` (``funcgrad.core.tangents``). Levels belong to the thread
+that entered them.
 """
 from __future__ import annotations
 
@@ -14,8 +20,7 @@ from funcgrad import ops
 from funcgrad.core import dispatch
 from funcgrad.core.graph import FREED, SavedOutput
 from funcgrad.core.structured import Structured
-from funcgrad.core.tangents import LEVELS, current, primal_only
-from funcgrad.core.tangents import tangent_of as _tangent
+from funcgrad.core.tangents import DualLevel, current, levels, primal_only, tangent_of, tangents_of
 from funcgrad.core.tensor import Tensor
 from funcgrad.ops.jvp import ForwardLayer, dense, saved_dual, zeros_like
 
@@ -31,25 +36,34 @@ class UnpackedDualTensor(NamedTuple):
 
 
 def enter_dual_level() -> int:
-    """Start a dual level (only one at a time, as torch); returns its index."""
-    if LEVELS:
-        raise RuntimeError("Nested forward mode AD is not supported; exit the current dual_level first")
-    layer = ForwardLayer()
-    LEVELS.append(layer)
-    dispatch.push(layer)
-    return 0
+    """Start a dual level, inside the active ones if any; returns its index (0 for the outermost)."""
+    active = levels()
+    layer = ForwardLayer(len(active))
+    active.append(layer)
+    dispatch.push(layer, outermost=True)  # sees each op first: its rule then finds out's outer tangents set
+    return layer.depth
 
 
 def exit_dual_level(*, level: int | None = None) -> None:
-    """End the dual level: every tangent set inside it is dropped."""
-    if not LEVELS:
+    """End the innermost dual level (``level``, if given, must be its index): its tangents are dropped."""
+    active = levels()
+    if not active:
         raise RuntimeError("exit_dual_level called outside a dual level")
-    layer = LEVELS.pop()
+    if level is not None and level != len(active) - 1:
+        raise RuntimeError(f"exit_dual_level(level={level}): the innermost active level is {len(active) - 1}; "
+                           "levels end in the reverse order of their start")
+    layer = active.pop()
     dispatch.pop(layer)
-    for ref in layer.duals:
-        tensor = ref()
-        if tensor is not None and tensor._extra is not None:
-            tensor._extra.tangent = None
+    layer.drop()
+
+
+def _level(level: int | None) -> DualLevel:
+    if level is None:
+        return current()
+    active = levels()
+    if not 0 <= level < len(active):
+        raise RuntimeError(f"no active dual level {level}: the active levels are 0 to {len(active) - 1}")
+    return active[level]
 
 
 class dual_level:
@@ -78,8 +92,9 @@ def make_dual(tensor: Tensor, tangent: Any, *, level: int | None = None) -> Tens
     Args:
         tensor: the primal (floating dtype); its reverse-mode history is kept.
         tangent: the direction, a Tensor or array of ``tensor``'s shape, or ``(batch, *shape)``.
+        level: the index of the level to attach it at (default: the innermost).
     """
-    layer = current()
+    layer = _level(level)
     if not isinstance(tangent, Tensor):  # a structured batch (the identity of a Jacobian) stays structured
         tangent = Tensor._wrap(tangent) if isinstance(tangent, Structured) else Tensor(np.asarray(tangent))
     if tensor.dtype.kind not in "fc" or tangent.dtype.kind not in "fc":
@@ -102,11 +117,12 @@ def make_dual(tensor: Tensor, tangent: Any, *, level: int | None = None) -> Tens
 
 
 def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
-    """Split a dual tensor into ``(primal, tangent)``; the tangent is None when it has none."""
-    tangent = _tangent(tensor)
-    if not LEVELS:
+    """Split a dual tensor into ``(primal, tangent)`` at ``level`` (default: the innermost); the tangent is None
+    when it has none there. The primal keeps the tangents of the other levels."""
+    if not levels():
         return UnpackedDualTensor(tensor, None)
-    layer = LEVELS[-1]
+    layer = _level(level)
+    tangent = tangent_of(tensor, layer)
     layer.quiet += 1
     try:
         primal = ops.alias(tensor)
@@ -117,17 +133,27 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
 
 
 # ----- custom Functions (funcgrad.autograd.Function) ------------------------------------------------
-def function_tangents(inputs: tuple[Any, ...]) -> list[Any] | None:
-    """For ``Function.apply``: one tangent per input (zeros for a Tensor without one, None for anything
-    else), or None when no dual level is active or no input has a tangent."""
-    if not LEVELS or all(_tangent(a) is None for a in inputs):
+def function_tangents(inputs: tuple[Any, ...]) -> tuple[DualLevel, list[Any]] | None:
+    """For ``Function.apply``: the level the inputs' tangents are at, and one tangent per input (zeros for a
+    Tensor without one, None for anything else); None when no input has a tangent. A Function's ``jvp``
+    serves one level: inputs with tangents at several (nested levels) raise."""
+    if not levels():
         return None
+    carried = [tangents_of(a) for a in inputs]
+    at = {level for tangents in carried for level in tangents}
+    if not at:
+        return None
+    if len(at) > 1 or any(tangents_of(t) for tangents in carried for t in tangents.values()):
+        raise NotImplementedError("a custom Function's inputs carry tangents of nested dual levels; its jvp "
+                                  "computes the tangents of one level: differentiate it at one level at a time, or "
+                                  "write it with funcgrad ops (whose rules nest)")
+    (level,) = at
     with primal_only():
-        return [(dense(_tangent(a)) if _tangent(a) is not None else zeros_like(a)) if isinstance(a, Tensor)
-                else None for a in inputs]
+        return level, [(dense(tangent_of(a, level)) if tangent_of(a, level) is not None else zeros_like(a))
+                       if isinstance(a, Tensor) else None for a in inputs]
 
 
-def attach_function_tangents(name: str, tangents: Any, outputs: Any) -> None:
+def attach_function_tangents(name: str, tangents: Any, outputs: Any, level: DualLevel) -> None:
     """Give a Function's outputs the tangents its ``jvp`` returned (one per output, None for none)."""
     outs = outputs if isinstance(outputs, tuple) else (outputs,)
     tangents = tangents if isinstance(tangents, tuple | list) else (tangents,)
@@ -141,7 +167,7 @@ def attach_function_tangents(name: str, tangents: Any, outputs: Any) -> None:
         if t.shape != o.shape and t.shape[1:] != o.shape:
             raise RuntimeError(f"{name}.jvp returned a tangent of shape {list(t.shape)} for output {i} of shape "
                                f"{list(o.shape)}; a tangent has its output's shape (or one extra leading batch dim)")
-        LEVELS[-1].attach(o, t)
+        level.attach(o, t)
     _give_saved_outputs_tangents(outs)
 
 

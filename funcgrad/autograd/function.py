@@ -396,8 +396,8 @@ class Function:
         if kwargs or cls._setup_style:
             args, kwargs = cls._bind(args, kwargs)
         inputs = args + tuple(kwargs.values())
-        tangents = forward_ad.function_tangents(inputs)
-        if tangents is not None and cls.jvp is Function.jvp:
+        dual = forward_ad.function_tangents(inputs)
+        if dual is not None and cls.jvp is Function.jvp:
             raise NotImplementedError(f"{cls.__name__}: an input carries a forward-mode tangent, so the Function needs "
                                       "a static method jvp(ctx, *tangents) returning one tangent per output")
         ctx = cls._backward_cls()
@@ -415,10 +415,11 @@ class Function:
             else:
                 output = cls.forward(ctx, *args, **kwargs)
         result = ctx._wrap_outputs(inputs, output, recording)
-        if tangents is not None:
+        if dual is not None:
+            level, tangents = dual
             with forward_ad.primal_only():
                 output_tangents = cls.jvp(ctx, *tangents)
-            forward_ad.attach_function_tangents(cls.__name__, output_tangents, result)
+            forward_ad.attach_function_tangents(cls.__name__, output_tangents, result, level)
         if recording and DISPATCH.active:
             record_creation(ctx)
         return result

@@ -5,6 +5,9 @@ While a ``profile`` is active, a dispatch layer times every op call and every ba
 region) counts toward the outer one's total time but not its self time. ``key_averages()`` groups the
 events by name (and input shapes) into a table like torch's; ``export_chrome_trace`` writes them for
 chrome://tracing and Perfetto. Not profiling, no layer is installed and nothing is timed.
+
+A profile observes the thread that entered it: ops and nodes other threads run meanwhile are neither
+timed nor slowed down (each thread may run a profile of its own).
 """
 from __future__ import annotations
 
@@ -234,10 +237,13 @@ class _ProfilerLayer(dispatch.Layer):
             self.end(event)
 
 
-class _Running:
-    """The layer of the profile now running, if any (one at a time, as torch)."""
+class _Running(threading.local):
+    """The layer of the profile this thread is running, if any (one at a time per thread, as torch)."""
 
     layer: _ProfilerLayer | None = None
+
+
+_RUNNING = _Running()
 
 
 class profile:
@@ -271,9 +277,10 @@ class profile:
     def __enter__(self) -> profile:
         if not self.enabled:
             return self
-        if _Running.layer is not None:
-            raise RuntimeError("a profiler is already running; profile() blocks cannot be nested (as in torch)")
-        _Running.layer = self._layer
+        if _RUNNING.layer is not None:
+            raise RuntimeError("a profiler is already running in this thread; profile() blocks cannot be nested "
+                               "(as in torch)")
+        _RUNNING.layer = self._layer
         self._start_ns = time.perf_counter_ns()
         dispatch.push(self._layer)
         return self
@@ -281,7 +288,7 @@ class profile:
     def __exit__(self, *exc: object) -> None:
         if self.enabled:
             dispatch.pop(self._layer)
-            _Running.layer = None
+            _RUNNING.layer = None
 
     def events(self) -> EventList:
         """Every recorded call, in order of start."""
@@ -329,7 +336,7 @@ class record_function:
         self._timing: tuple[_ProfilerLayer, FunctionEvent] | None = None
 
     def __enter__(self) -> record_function:
-        layer = _Running.layer
+        layer = _RUNNING.layer
         if layer is not None:
             self._timing = layer, layer.begin(self.name, "user", ())
         return self

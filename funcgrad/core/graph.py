@@ -247,8 +247,12 @@ def saved_version(value: Any) -> Any:
     return None if counter is None else counter[0]
 
 
+_ACCUMULATING = threading.Lock()  # backward passes in several threads may add into one leaf's .grad
+
+
 class AccumulateGrad(Node):
-    """The sink of a leaf tensor that requires grad: adds arriving gradients to ``variable.grad``."""
+    """The sink of a leaf tensor that requires grad: adds arriving gradients to ``variable.grad``, under a
+    lock (as torch: backward passes into a shared leaf from several threads add up exactly)."""
 
     __slots__ = ("variable",)
     _name = "AccumulateGrad"
@@ -266,16 +270,17 @@ class AccumulateGrad(Node):
         grad_outputs[0] = None  # the engine's list lets go of the buffer, so _owned can take it over
         if extra is not None and extra.hooks:
             grad = self.hooked(grad, as_tensors)
-        current = var._grad
-        if current is None:
-            if as_tensors:
-                var._grad = grad if type(grad) is Tensor else Tensor(grad)
+        with _ACCUMULATING:
+            current = var._grad
+            if current is None:
+                if as_tensors:
+                    var._grad = grad if type(grad) is Tensor else Tensor(grad)
+                else:
+                    var._grad = Tensor(owned(_as_array(grad), var.data.dtype))
+            elif as_tensors or current.requires_grad:
+                var._grad = current + grad
             else:
-                var._grad = Tensor(owned(_as_array(grad), var.data.dtype))
-        elif as_tensors or current.requires_grad:
-            var._grad = current + grad
-        else:
-            np.add(current.data, _as_array(grad), out=current.data, casting="unsafe")
+                np.add(current.data, _as_array(grad), out=current.data, casting="unsafe")
         for hook in list(extra.post_acc_hooks.values()) if extra is not None and extra.post_acc_hooks else ():
             hook(var)
         return ()
@@ -400,14 +405,11 @@ _SAVED_HOOKS = _SavedHooksState()
 class _SavedHooksLayer(dispatch.Layer):
     """Packs what every recorded op of the installing thread saves."""
 
-    def __init__(self) -> None:
-        self.thread = threading.get_ident()
-
     def op(self, spec: Any, proceed: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         out = proceed(args, kwargs)
         first = out[0] if isinstance(out, tuple) and out else out
         node = getattr(first, "grad_fn", None)
-        if node is not None and threading.get_ident() == self.thread:
+        if node is not None:
             pack_saved(node)
         return out
 

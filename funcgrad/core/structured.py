@@ -111,6 +111,28 @@ class Structured(NDArrayOperatorsMixin):
         return func(*_densified(args), **{k: _densified(v) for k, v in kwargs.items()})
 
 
+def _outranks(other: Any) -> bool:
+    """NumPy's rule for ndarray operators, kept by stacks: an operand of higher ``__array_priority__`` that is
+    no array (a Tensor, whose reflected operator records the graph) handles the operator itself."""
+    return not isinstance(other, np.ndarray | Structured) and getattr(other, "__array_priority__", 0.0) > 0.0
+
+
+def _deferring_operator(method: Any) -> Any:
+    def operator(self: Structured, other: Any) -> Any:
+        return NotImplemented if _outranks(other) else method(self, other)
+    operator.__name__ = method.__name__
+    return operator
+
+
+for _name in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod", "pow", "lshift", "rshift",
+              "and", "xor", "or"):
+    setattr(Structured, f"__{_name}__", _deferring_operator(getattr(NDArrayOperatorsMixin, f"__{_name}__")))
+    if _name != "divmod":
+        setattr(Structured, f"__i{_name}__", _deferring_operator(getattr(NDArrayOperatorsMixin, f"__i{_name}__")))
+for _name in ("lt", "le", "eq", "ne", "gt", "ge"):
+    setattr(Structured, f"__{_name}__", _deferring_operator(getattr(NDArrayOperatorsMixin, f"__{_name}__")))
+
+
 class BatchedDiagonal(Structured):
     """The ``(N, *d.shape)`` stack, ``N = d.size``, whose ``i``-th entry is zero but ``d.flat[i]`` at flat index i.
 

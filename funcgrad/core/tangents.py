@@ -1,18 +1,23 @@
-"""Forward-mode state: the active dual levels and the tangent slot of each Tensor.
+"""Forward-mode state: the active dual levels (per thread) and the tangents each Tensor carries.
 
 A level is a dispatch layer (``DualLevel``; the op layer's subclass computes the tangents of op
-outputs) that remembers which tensors it gave a tangent, so leaving it drops them all. A tangent lives
-in the tensor's ``_extra.tangent`` slot.
+outputs) that remembers which tensors it gave a tangent, so leaving it drops them all. Levels nest, as
+in JAX's and functorch's forward mode: a tensor carries one tangent per level (``_extra.tangents``,
+keyed by level), and a level computes its tangents with every level entered after it set aside, while
+the levels entered before it see that work: so the tangent an inner level computes carries the outer
+levels' tangents (``jvp(jvp(f))``, ``jacfwd(jacfwd(f))``).
 """
 from __future__ import annotations
 
+import threading
 import weakref
 from typing import Any
 
 from funcgrad.core import dispatch
 from funcgrad.core.tensor import Tensor
 
-__all__ = ["DualLevel", "LEVELS", "current", "tangent_of", "carry_tangent", "has_tangent", "primal_only"]
+__all__ = ["DualLevel", "levels", "current", "tangent_of", "tangents_of", "carry_tangent", "has_tangent",
+           "primal_only"]
 
 
 class DualLevel(dispatch.Layer):
@@ -21,54 +26,87 @@ class DualLevel(dispatch.Layer):
 
     tensor_gradients = True
 
-    def __init__(self) -> None:
+    def __init__(self, depth: int) -> None:
+        self.depth = depth  # its index among this thread's levels (0: the outermost)
         self.duals: list[weakref.ref[Tensor]] = []  # tensors given a tangent at this level
         self.quiet = 0  # > 0 while ops compute primal values only (make_dual, unpack_dual, a Function's forward)
 
     def attach(self, tensor: Tensor, tangent: Any) -> None:
         """Give ``tensor`` its tangent at this level."""
-        tensor._get_extra().tangent = tangent if isinstance(tangent, Tensor) else Tensor(tangent)
+        extra = tensor._get_extra()
+        if extra.tangents is None:
+            extra.tangents = {}
+        extra.tangents[self] = tangent if isinstance(tangent, Tensor) else Tensor(tangent)
         self.duals.append(weakref.ref(tensor))
 
+    def drop(self) -> None:
+        """Take this level's tangent from every tensor it gave one."""
+        for ref in self.duals:
+            tensor = ref()
+            if tensor is not None and tensor._extra is not None and tensor._extra.tangents:
+                tensor._extra.tangents.pop(self, None)
+        self.duals.clear()
 
-LEVELS: list[DualLevel] = []  # the active levels, innermost last
+    def and_later(self) -> tuple[DualLevel, ...]:
+        """This level and every level of this thread entered after it: set aside while it computes tangents."""
+        return tuple(_LOCAL.levels[self.depth:])
+
+
+class _ThreadLevels(threading.local):
+    def __init__(self) -> None:
+        self.levels: list[DualLevel] = []
+
+
+_LOCAL = _ThreadLevels()
+
+
+def levels() -> list[DualLevel]:
+    """This thread's active levels, innermost (latest) last (each thread has its own, as grad mode)."""
+    return _LOCAL.levels
 
 
 def current() -> DualLevel:
     """The innermost active level; raises when none is."""
-    if not LEVELS:
+    active = _LOCAL.levels
+    if not active:
         raise RuntimeError("make_dual/unpack_dual need an active forward AD level: use `with dual_level():`")
-    return LEVELS[-1]
+    return active[-1]
 
 
-def tangent_of(value: Any) -> Tensor | None:
-    """The tangent ``value`` carries, or None."""
-    if isinstance(value, Tensor) and value._extra is not None:
-        return value._extra.tangent
+def tangent_of(value: Any, level: DualLevel) -> Tensor | None:
+    """The tangent ``value`` carries at ``level``, or None."""
+    if isinstance(value, Tensor) and value._extra is not None and value._extra.tangents:
+        return value._extra.tangents.get(level)
     return None
+
+
+def tangents_of(value: Any) -> dict[DualLevel, Tensor]:
+    """Every tangent ``value`` carries, by level (empty for anything else)."""
+    if isinstance(value, Tensor) and value._extra is not None and value._extra.tangents:
+        return value._extra.tangents
+    return {}
 
 
 def has_tangent(*values: Any) -> bool:
     """True when a dual level is active and one of ``values`` (or of a tuple among them) carries a tangent."""
-    return bool(LEVELS) and any(tangent_of(v) is not None for a in values
-                                for v in (a if isinstance(a, tuple) else (a,)))
+    return bool(_LOCAL.levels) and any(tangents_of(v) for a in values for v in (a if isinstance(a, tuple) else (a,)))
 
 
 def carry_tangent(source: Tensor, target: Tensor) -> None:
-    """Give ``target`` ``source``'s tangent, if any (a copy an in-place op computes from, or a saved output
-    a backward unpacks)."""
-    tangent = tangent_of(source)
-    if tangent is not None:
-        LEVELS[-1].attach(target, tangent)
+    """Give ``target`` ``source``'s tangents, at their levels (a copy an in-place op computes from, or a saved
+    output a backward unpacks)."""
+    for level, tangent in list(tangents_of(source).items()):
+        level.attach(target, tangent)
 
 
 class primal_only:
-    """Context manager: ops inside it compute values only, no tangents (a Function's forward and jvp)."""
+    """Context manager: ops inside it compute values only, at no level (a Function's forward and jvp)."""
 
     def __enter__(self) -> None:
-        if LEVELS:
-            LEVELS[-1].quiet += 1
+        self.levels = tuple(_LOCAL.levels)
+        for level in self.levels:
+            level.quiet += 1
 
     def __exit__(self, *exc: object) -> None:
-        if LEVELS:
-            LEVELS[-1].quiet -= 1
+        for level in self.levels:
+            level.quiet -= 1

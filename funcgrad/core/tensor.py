@@ -60,7 +60,7 @@ class _Extra:
     """Rarely used per-tensor state, kept out of the hot path: leaf hooks, views, retain_grad."""
 
     __slots__ = ("acc", "hooks", "post_acc_hooks", "base", "view_fn", "creation", "views", "retains_grad",
-                 "tangent")
+                 "tangents")
 
     def __init__(self) -> None:
         self.acc: Any = None             # weakref to this leaf's AccumulateGrad
@@ -71,7 +71,7 @@ class _Extra:
         self.creation: Any = None  # how a view was made, when that forbids writing it in place (views.CreationMeta)
         self.views: list[Any] | None = None  # weakrefs to the views of this (base) tensor
         self.retains_grad = False
-        self.tangent: Tensor | None = None  # forward-mode tangent, while a dual level is active
+        self.tangents: dict[Any, Tensor] | None = None  # forward-mode tangents by dual level (core.tangents)
 
 
 class Tensor:

@@ -50,6 +50,31 @@ class _Plan:
         return sps.csr_array((data, self.pattern.indices, self.pattern.indptr), shape=self.pattern.shape)
 
 
+class _Planner:
+    """The plan of each call: made at the first call for a given pattern, at every call for a detected one."""
+
+    def __init__(self, sparsity: Any, detect: Callable[[np.ndarray], Any],
+                 make: Callable[[Any, np.ndarray], _Plan]) -> None:
+        self.sparsity, self.detect, self.make = sparsity, detect, make
+        self.fixed: _Plan | None = None
+
+    def __call__(self, data: np.ndarray) -> _Plan:
+        if self.fixed is not None:
+            return self.fixed
+        plan = self.make(self.sparsity if self.sparsity is not None else self.detect(data), data)
+        if self.sparsity is not None:
+            self.fixed = plan
+        return plan
+
+
+def _compressed(plan: _Plan, products: Products, dtype: Any, chunk_size: int | None, executor: Executor | None,
+                progress: bool) -> np.ndarray:
+    """The products of every color's seed, one row each (in chunks of colors, on the executor if any)."""
+    seeds = plan.seeds.astype(dtype)
+    return blocked(products, len(seeds), lambda start, stop: seeds[start:stop], chunk_size, None, executor,
+                   progress)
+
+
 def _jacobian_plan(pattern: sps.csr_array, mode: str) -> _Plan:
     rows = np.repeat(np.arange(pattern.shape[0]), np.diff(pattern.indptr))
     cols = pattern.indices
@@ -62,6 +87,16 @@ def _jacobian_plan(pattern: sps.csr_array, mode: str) -> _Plan:
     if mode == "forward":  # compressed[c] = J @ seed_c: entry (i, j) sits at row colors[j], column i
         return _Plan(pattern, seed_matrix(colors), colors[cols], rows, mode)
     return _Plan(pattern, seed_matrix(colors), colors[rows], cols, mode)  # compressed[c] = seed_c @ J
+
+
+def _hessian_plan(given: Any, data: np.ndarray) -> _Plan:
+    pattern = _as_pattern(given, (data.size, data.size), "sparse_hessian")
+    pattern = sps.csr_array((pattern + pattern.T).astype(bool))
+    pattern.sort_indices()
+    colors = star_coloring(pattern)
+    read = symmetric_recovery(pattern, colors)
+    assert read is not None  # star_coloring falls back to a coloring that always recovers
+    return _Plan(pattern, seed_matrix(colors), read[0], read[1], "forward")
 
 
 def _flat_input(x: Any, caller: str) -> np.ndarray:
@@ -99,21 +134,15 @@ def sparse_jacobian(f: Callable[..., Any], sparsity: Any = None, mode: Literal["
     if mode not in ("auto", "forward", "reverse"):
         raise ValueError(f'sparse_jacobian: mode must be "auto", "forward" or "reverse", got {mode!r}')
     check_scale_options(chunk_size, None, executor, "sparse_jacobian")
-    given_plan: list[_Plan] = []  # the plan of a given pattern, made at the first call
+    planner = _Planner(sparsity, jacobian_sparsity(f), lambda pattern, data: _jacobian_plan(
+        _as_pattern(pattern, (pattern.shape[0], data.size), "sparse_jacobian"), mode))
 
     @functools.wraps(f)
     def jacobian(x: Any) -> sps.csr_array:
         data = _flat_input(x, "sparse_jacobian")
-        if given_plan:
-            plan = given_plan[0]
-        else:
-            pattern = sparsity if sparsity is not None else jacobian_sparsity(f)(data)
-            plan = _jacobian_plan(_as_pattern(pattern, (pattern.shape[0], data.size), "sparse_jacobian"), mode)
-            if sparsity is not None:
-                given_plan.append(plan)
+        plan = planner(data)
         products = Products(f, (data,), 0, plan.mode, "sparse_jacobian")  # type: ignore[arg-type]
-        seeds = plan.seeds.astype(data.dtype)
-        compressed = blocked(products, len(seeds), lambda s, e: seeds[s:e], chunk_size, None, executor, progress)
+        compressed = _compressed(plan, products, data.dtype, chunk_size, executor, progress)
         outputs = sum(int(np.prod(shape)) for shape in products.out_shapes)
         if outputs != plan.pattern.shape[0]:
             raise ValueError(f"sparse_jacobian: the sparsity pattern has {plan.pattern.shape[0]} rows but f's output "
@@ -145,27 +174,14 @@ def sparse_hessian(f: Callable[..., Any], sparsity: Any = None, *, chunk_size: i
                [0., 4., 0.]])
     """
     check_scale_options(chunk_size, None, executor, "sparse_hessian")
-    given_plan: list[_Plan] = []  # the plan of a given pattern, made at the first call
+    planner = _Planner(sparsity, hessian_sparsity(f), _hessian_plan)
 
     @functools.wraps(f)
     def hessian(x: Any) -> sps.csr_array:
         data = _flat_input(x, "sparse_hessian")
-        if given_plan:
-            plan = given_plan[0]
-        else:
-            given = sparsity if sparsity is not None else hessian_sparsity(f)(data)
-            pattern = _as_pattern(given, (data.size, data.size), "sparse_hessian")
-            pattern = sps.csr_array((pattern + pattern.T).astype(bool))
-            pattern.sort_indices()
-            colors = star_coloring(pattern)
-            read = symmetric_recovery(pattern, colors)
-            assert read is not None  # star_coloring falls back to a coloring that always recovers
-            plan = _Plan(pattern, seed_matrix(colors), read[0], read[1], "forward")
-            if sparsity is not None:
-                given_plan.append(plan)
+        plan = planner(data)
         products = Products(f, (data,), 0, "forward", "sparse_hessian", inner=jacrev)
-        seeds = plan.seeds.astype(data.dtype)
-        compressed = blocked(products, len(seeds), lambda s, e: seeds[s:e], chunk_size, None, executor, progress)
+        compressed = _compressed(plan, products, data.dtype, chunk_size, executor, progress)
         return plan.matrix(compressed.T, compressed.dtype)  # compressed.T[i, c] = (H @ seed_c)[i]
 
     return hessian

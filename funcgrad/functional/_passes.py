@@ -13,9 +13,10 @@ import numpy as np
 
 from funcgrad.autograd import forward_ad
 from funcgrad.core.grad_mode import enable_grad
+from funcgrad.core.tangents import tangents_of
 from funcgrad.core.tensor import Tensor
 from funcgrad.functional._argnums import Call
-from funcgrad.functional._core import grad_or_none, tangent, zeros_for
+from funcgrad.functional._core import grad_or_none, zeros_for
 from funcgrad.ops import alias
 
 __all__ = ["reverse_pass", "pull", "push_pass"]
@@ -31,9 +32,9 @@ def reverse_pass(call: Call) -> tuple[list[Tensor], list[Tensor], bool]:
     """Run ``call`` for reverse mode: ``(inputs, outputs, keep_graph)``.
 
     The graph is kept (``create_graph``) when an outer transform traces the inputs: they require
-    grad or carry a tangent.
+    grad or carry a tangent (at any dual level).
     """
-    keep = any(x.requires_grad or tangent(x) is not None for x in call.inputs)
+    keep = any(x.requires_grad or tangents_of(x) for x in call.inputs)
     with enable_grad():
         xs = [_tracked(x) for x in call.inputs]
         return xs, call(xs), keep
@@ -50,9 +51,10 @@ def pull(outs: Sequence[Tensor], xs: Sequence[Tensor], cts: Sequence[Any], keep:
 def push_pass(call: Call, tangents: Sequence[Any]) -> tuple[list[Tensor], list[Tensor], bool]:
     """Run ``call`` under forward mode: ``(outputs, output tangents, keep_graph)``.
 
-    ``tangents`` has one entry per input, of its shape or with one leading batch dimension.
+    ``tangents`` has one entry per input, of its shape or with one leading batch dimension. The graph
+    and the tangents of outer levels are kept when an outer transform traces the inputs.
     """
-    keep = any(x.requires_grad for x in call.inputs)
+    keep = any(x.requires_grad or tangents_of(x) for x in call.inputs)
     batch = tuple(np.shape(tangents[0])[:1]) if np.ndim(tangents[0]) > call.inputs[0].ndim else ()
     with forward_ad.dual_level():
         outs = call([forward_ad.make_dual(x, t) for x, t in zip(call.inputs, tangents)])

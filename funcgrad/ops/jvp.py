@@ -26,8 +26,7 @@ from funcgrad import ops
 from funcgrad.core import dispatch
 from funcgrad.core.graph import FREED, SavedOutput
 from funcgrad.core.structured import Structured
-from funcgrad.core.tangents import LEVELS, DualLevel, carry_tangent
-from funcgrad.core.tangents import tangent_of as _tangent
+from funcgrad.core.tangents import DualLevel, carry_tangent, tangent_of, tangents_of
 from funcgrad.core.tensor import Tensor
 from funcgrad.ops.calls import refuse_complex
 from funcgrad.ops.formulas import align, is_complex
@@ -46,12 +45,12 @@ class ForwardLayer(DualLevel):
         if self.quiet:
             return out
         full = spec.bind(args, kwargs)
-        tangents = _input_tangents(spec, full)
+        tangents = _input_tangents(spec, full, self)
         if all(t is None for t in tangents):
             return out
         if not spec.complex:
             refuse_complex(spec, full, out, tangents)
-        with dispatch.suspended(self):  # the rule's own ops compute values only
+        with dispatch.suspended(*self.and_later()):  # the rule's ops: seen by earlier levels only
             tangent = _jvp(spec, full, out, tangents)
         if spec.multi_output:
             for o, t in zip(out, tangent):
@@ -78,6 +77,8 @@ def _save_with_tangents(outputs: tuple[Any, ...]) -> None:
         value, version = tuple(saved_dual(o, nr) for nr, o in enumerate(outputs)), version
     elif type(version) is list:  # a single output, saved as its array with its version counter
         value, version = saved_dual(outputs[0], 0), version[0]
+    elif type(node._saved[i]) is SavedOutput:  # saved with the tangents of an earlier level: now with all
+        value = saved_dual(outputs[0], 0)
     else:  # packed by saved_tensors_hooks: left to the hooks
         return
     node._saved = node._saved[:i] + (value,) + node._saved[i + 1:]
@@ -85,8 +86,8 @@ def _save_with_tangents(outputs: tuple[Any, ...]) -> None:
 
 
 def saved_dual(output: Tensor, output_nr: int) -> SavedOutput:
-    """``output`` as a ``SavedOutput`` carrying its current tangent on a detached holder."""
-    holder = Tensor._wrap(output.data) if _tangent(output) is not None else None
+    """``output`` as a ``SavedOutput`` carrying its current tangents on a detached holder."""
+    holder = Tensor._wrap(output.data) if tangents_of(output) else None
     if holder is not None:
         carry_tangent(output, holder)
     return SavedOutput(output.data, output._version_counter, output_nr, holder)
@@ -100,11 +101,12 @@ def dense(tangent: Tensor | None) -> Tensor | None:
     return ops.to_copy(tangent, tangent.dtype)
 
 
-def _input_tangents(spec: OpSpec, full: tuple[Any, ...]) -> list[Any]:
-    """One entry per rule input (per element of a sequence input): its tangent, or None (also for NONDIFF)."""
+def _input_tangents(spec: OpSpec, full: tuple[Any, ...], level: DualLevel) -> list[Any]:
+    """One entry per rule input (per element of a sequence input): its tangent at ``level``, or None (also for
+    NONDIFF)."""
     if spec.sequence:
-        return [_tangent(a) for a in full[spec.params.index(spec.sequence)]]
-    return [_tangent(full[p]) if rule is not NONDIFF else None
+        return [tangent_of(a, level) for a in full[spec.params.index(spec.sequence)]]
+    return [tangent_of(full[p], level) if rule is not NONDIFF else None
             for p, rule in zip(spec.tensor_positions, spec.rules.values())]
 
 
@@ -229,21 +231,15 @@ def _explicit_jvp(spec: OpSpec, rule: Callable[..., Any], full: tuple[Any, ...],
 
 
 def inplace_tangent(target: Tensor, result: Tensor) -> None:
-    """After ``target`` was overwritten with ``result`` in place: ``result``'s tangent becomes ``target``'s
-    and every live view of ``target`` gets the matching part of it."""
-    tangent = _tangent(result)
-    if tangent is None:
-        return
-    layer = LEVELS[-1]
-    layer.attach(target, tangent)
+    """After ``target`` was overwritten with ``result`` in place: ``result``'s tangents become ``target``'s
+    and every live view of ``target`` gets the matching part of each."""
     extra = target._extra
-    views = [v for v in (ref() for ref in (extra.views or ())) if v is not None]
-    layer.quiet += 1
-    try:
-        for view in views:
-            layer.attach(view, _view_tangent(view._extra.view_fn, tangent, target))
-    finally:
-        layer.quiet -= 1
+    views = [v for v in (ref() for ref in (extra.views or ())) if v is not None] if extra is not None else []
+    for level, tangent in list(tangents_of(result).items()):
+        level.attach(target, tangent)
+        with dispatch.suspended(*level.and_later()):
+            for view in views:
+                level.attach(view, _view_tangent(view._extra.view_fn, tangent, target))
 
 
 def _view_tangent(view_fn: Callable[[Any], Any], tangent: Tensor, base: Tensor) -> Any:

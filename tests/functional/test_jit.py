@@ -390,3 +390,16 @@ def test_random_programs_replay_their_gradients_and_hvps(ops: list[str], n: int,
             for got, expected in zip(jitted(x, v), derivatives(x, v)):
                 np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
     assert _recorded(jitted)
+
+
+def test_a_recorded_array_on_the_left_of_a_tensor_keeps_the_graph() -> None:
+    """``x @ w`` with ``x`` a plain (recorded) array and ``w`` the differentiated Tensor: the Tensor's
+    reflected operator runs, so the very first (recording) call already returns the true gradient."""
+    jitted = ff.jit(ff.grad(lambda w, x: fg.sum(fg.tanh(x @ w) ** 2)))
+    rng = np.random.default_rng(0)
+    w = rng.normal(size=3)
+    for n in (1, 2, 2):
+        x = rng.normal(size=(n, 3))
+        s = np.tanh(x @ w)
+        np.testing.assert_allclose(jitted(w, x), x.T @ (2 * s * (1 - s ** 2)), rtol=1e-12)
+    assert not any(isinstance(program, tuple) for program in jitted.programs.values())  # both recorded

@@ -67,7 +67,7 @@ def jit(f: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(f)
     def jitted(*args: Any, **kwargs: Any) -> Any:
-        if DISPATCH.active or active_recorder() is not None:
+        if DISPATCH.layers or active_recorder() is not None:
             return f(*args, **kwargs)  # under a profiler, anomaly mode or forward AD, or inside another recording
         leaves, tree = tree_flatten((args, kwargs))
         arrays, key = _signature(leaves, tree)

@@ -26,6 +26,7 @@ its next use), as ``jax.jit`` does.
 from __future__ import annotations
 
 import operator
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -61,12 +62,20 @@ _VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
 _MUTATING_METHODS = frozenset({"fill", "sort", "put", "resize", "partition", "setfield", "itemset", "setflags"})
 _MUTATING_FUNCTIONS = frozenset({np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis})
 
-_RECORDERS: list[Recorder] = []
+class _Recordings(threading.local):
+    """This thread's recordings in progress, innermost last."""
+
+    def __init__(self) -> None:
+        self.stack: list[Recorder] = []
+
+
+_RECORDINGS = _Recordings()
 
 
 def active_recorder() -> Recorder | None:
-    """The recording in progress (the innermost), if any."""
-    return _RECORDERS[-1] if _RECORDERS else None
+    """This thread's recording in progress (the innermost), if any."""
+    stack = _RECORDINGS.stack
+    return stack[-1] if stack else None
 
 
 class Traced(Structured):
@@ -256,11 +265,11 @@ class Recorder:
         self.value_shaped: set[int] = set()  # slots whose shapes depend on values, not only on input shapes
 
     def __enter__(self) -> Recorder:
-        _RECORDERS.append(self)
+        _RECORDINGS.stack.append(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _RECORDERS.remove(self)
+        _RECORDINGS.stack.remove(self)
         self.closed = True
 
     def escape(self, why: str, steps_complete: bool = False) -> None:
