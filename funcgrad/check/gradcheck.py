@@ -32,7 +32,7 @@ from funcgrad.check.numerical import (
     real_view,
 )
 from funcgrad.check.report import GradcheckError, Mismatch, format_mismatch
-from funcgrad.check.verdict import FAIL, PASS, Verdict, combine
+from funcgrad.check.verdict import Verdict, combine, failed_check
 from funcgrad.core.tensor import Tensor
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
@@ -315,44 +315,37 @@ def _run(func: Callable[..., Any], prepared: tuple[Any, ...], indices: list[int]
     return True
 
 
-def _failed(err: GradcheckError, subject: str) -> Verdict:
-    return Verdict(FAIL, subject, reasons=[f"{err.check.removeprefix('second order ')} check failed: "
-                                           f"{str(err).splitlines()[0]}"])
-
-
 def _three_valued(run: _Run, differentiable: bool, raise_exception: bool) -> Verdict:
-    """The three-valued run: the contract checks as PyTorch's (any failure is a ``fail``), then ``judge``."""
+    """The three-valued run: ``judge`` the Jacobians; PyTorch's other checks failing are a ``fail`` too."""
     subject = run.opts.order.strip() or "first order"
-    try:
+    verdicts = []
+    checks = [run.no_differentiable_outputs] if not differentiable else [
+        lambda: verdicts.append(judge(_problem(run), subject, run.opts.fast_mode)),
+        run.undefined_grad if run.opts.check_undefined_grad else None,
+        run.batched if run.opts.check_batched_grad else None]
+    for check in filter(None, checks):
         try:
-            if not differentiable:
-                run.no_differentiable_outputs()
-                verdict = Verdict(PASS, subject)
-            else:
-                first, second = run.analytical()
-                run.reentrant(first, second)
-                outputs = tensor_outputs(run.func, run.inputs)
-                verdict = judge(Problem(run.func, run.inputs, run.indices, first, [real_shape(o) for o in outputs],
-                                        run.opts.output_label, run.opts.input_label), subject, run.opts.fast_mode)
-                for wanted, check in ((run.opts.check_undefined_grad, run.undefined_grad),
-                                      (run.opts.check_batched_grad, run.batched)):
-                    try:
-                        if wanted:
-                            check()
-                    except GradcheckError as err:
-                        verdict = combine([verdict, _failed(err, subject)], subject)
+            check()
+        except GradcheckError as err:
+            verdicts.append(failed_check(err.check.removeprefix("second order "), str(err), subject))
         except RuntimeError as exc:
-            if run.opts.order and not isinstance(exc, GradcheckError) and _ONCE in str(exc):
+            if run.opts.order and _ONCE in str(exc):
                 raise run.fail("once_differentiable", "The backward is marked once_differentiable: second "
                                "derivatives are unavailable.") from exc
             raise
-    except GradcheckError as err:
-        if err.check.endswith("once_differentiable"):
-            raise
-        verdict = _failed(err, subject)
+    verdict = combine(verdicts, subject)
     if verdict.failed and raise_exception:
         raise GradcheckError(run.opts.order + "verdict", str(verdict), verdict=verdict)
     return verdict
+
+
+def _problem(run: _Run) -> Problem:
+    """What ``judge`` needs: autograd's Jacobians (reentrant, or a GradcheckError) and how to name things."""
+    first, second = run.analytical()
+    run.reentrant(first, second)
+    outputs = tensor_outputs(run.func, run.inputs)
+    return Problem(run.func, run.inputs, run.indices, first, [real_shape(o) for o in outputs],
+                   run.opts.output_label, run.opts.input_label)
 
 
 def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: Step = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,

@@ -13,6 +13,7 @@ pass are then walked element by element.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -50,7 +51,7 @@ class Problem:
 
     def values(self) -> np.ndarray:
         """Every checked output, flattened into one float64 vector, without graph recording."""
-        with no_grad(), np.errstate(all="ignore"):  # the ladder may step outside the domain; NaN is handled
+        with no_grad():
             result = self.func(*self.inputs)
         outs = result if isinstance(result, tuple | list) else (result,)
         arrays = [real_view(o.data).astype(np.float64) for o in outs if isinstance(o, Tensor) and o.dtype.kind in "fc"]
@@ -132,7 +133,11 @@ class _Judge:
     def __init__(self, problem: Problem) -> None:
         self.p = problem
         self.rule = _Classifier(problem.eps())
-        self.sizes = [int(np.prod(s)) for s in problem.out_shapes]
+        self.sizes = [math.prod(s) for s in problem.out_shapes]
+        # autograd's Jacobians of every output w.r.t. each checked input, stacked: [pos] (total outputs, n)
+        self.stacked = [np.concatenate([blocks[pos] for blocks in problem.analytical], axis=0)
+                        if problem.analytical else np.zeros((0, real_view(problem.inputs[i].data).size))
+                        for pos, i in enumerate(problem.indices)]
         self.offsets = np.cumsum([0, *self.sizes])
         self.elements: list[Element] = []
         self.checked = 0
@@ -142,10 +147,6 @@ class _Judge:
         self.errors = [np.full_like(n, np.nan) for n in self.numerical]
         self.failed = [np.zeros(n.shape, bool) for n in self.numerical]
         self.centre = np.nan_to_num(problem.values(), nan=0.0, posinf=0.0, neginf=0.0)
-
-    def stacked(self, pos: int) -> np.ndarray:
-        """The analytical Jacobians of every output w.r.t. checked input ``pos``, stacked: (total outputs, n)."""
-        return np.concatenate([self.p.analytical[j][pos] for j in range(len(self.sizes))], axis=0)
 
     def where(self, row: int, i: int, k: int) -> str:
         j = int(np.searchsorted(self.offsets, row, side="right") - 1)
@@ -159,7 +160,7 @@ class _Judge:
         x = self.p.inputs[i]
         flat = real_view(x.data)  # complex inputs in real coordinates, perturbed one part at a time
         steps = first_step(flat)
-        ana_all = self.stacked(pos)
+        ana_all = self.stacked[pos]
         for k in ks:
             ana = ana_all[:, k]
             scale = self.rule.scale(ana, np.abs(self.centre) / max(abs(float(flat[k])), 1.0))
@@ -218,11 +219,11 @@ class _Judge:
         directions = []
         for block in blocks:
             u = np.zeros(n)
-            u[block] = rng.choice([-1.0, 1.0], block.size) * weight[block]
+            u[block] = np.where(rng.random(block.size) < 0.5, -1.0, 1.0) * weight[block]
             directions.append((block, u))
         directions += [(np.arange(n), rng.standard_normal(n) * weight) for _ in range(_PROBES)]
         h0 = float(first_step(np.zeros(1, x.dtype))[0])
-        products = self.stacked(pos) @ np.stack([u for _, u in directions], axis=1)  # autograd's J u, all probes
+        products = self.stacked[pos] @ np.stack([u for _, u in directions], axis=1)  # autograd's J u, all probes
         flagged: set[int] = set()
         for (block, u), ana in zip(directions, products.T):
             scale = self.rule.scale(ana, np.abs(self.centre))
@@ -237,7 +238,7 @@ class _Judge:
         """The output/input blocks of the comparison, for the diagnosis."""
         found = []
         for pos, i in enumerate(self.p.indices):
-            ana = self.stacked(pos)
+            ana = self.stacked[pos]
             x = self.p.inputs[i]
             for j in range(len(self.sizes)):
                 rows = slice(self.offsets[j], self.offsets[j + 1])
@@ -272,6 +273,11 @@ def judge(problem: Problem, subject: str, fast: bool) -> Verdict:
     In fast mode, only the blocks whose probes do not pass are walked element by element; the report and the
     diagnosis see those elements (patterns that need a whole block, as "transposed", need every block flagged).
     """
+    with np.errstate(all="ignore"):  # the ladder may step outside the function's domain: NaN is handled
+        return _judged(problem, subject, fast)
+
+
+def _judged(problem: Problem, subject: str, fast: bool) -> Verdict:
     reason = _nondeterminism(problem)
     run = _Judge(problem)
     if reason is not None:

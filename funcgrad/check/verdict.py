@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Element", "Verdict", "PASS", "FAIL", "INCONCLUSIVE", "combine", "with_second_order"]
+__all__ = ["Element", "Verdict", "PASS", "FAIL", "INCONCLUSIVE", "combine", "failed_check", "with_second_order"]
 
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
 _SHOWN = 5  # elements listed per status in a report
@@ -86,8 +86,13 @@ class Verdict:
         return "\n".join(lines)
 
 
+def failed_check(check: str, message: str, subject: str) -> Verdict:
+    """A ``fail`` for a check that is not a Jacobian comparison (reentrancy, undefined grads, shapes, ...)."""
+    return Verdict(FAIL, subject, reasons=[f"{check} check failed: {message.splitlines()[0]}"])
+
+
 def combine(verdicts: Sequence[Verdict], subject: str) -> Verdict:
-    """One verdict for several checks: ``fail`` beats ``inconclusive`` beats ``pass``.
+    """One verdict for several checks (none: ``pass``): ``fail`` beats ``inconclusive`` beats ``pass``.
 
     Example:
         >>> combine([Verdict(PASS), Verdict(INCONCLUSIVE, reasons=["x"])], "all").status

@@ -153,7 +153,8 @@ def batch_norm(input: Any, running_mean: Tensor | None, running_var: Tensor | No
     return out
 
 
-def _array(value: Any) -> np.ndarray:
+def _array(value: Any) -> Any:
+    """The array inside a Tensor, or the value as an array."""
     return value.data if isinstance(value, Tensor) else np.asarray(value)
 
 

@@ -7,8 +7,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad import ops
-from funcgrad.core.tensor import Tensor
-from funcgrad.nn._functional_layers import log_softmax
+from funcgrad.nn._functional_layers import _array, log_softmax
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"]
@@ -22,10 +21,6 @@ def _reduce(loss: Any, reduction: str) -> Any:
     if reduction == "none":
         return loss
     raise ValueError(f"{reduction} is not a valid value for reduction")
-
-
-def _array(value: Any) -> np.ndarray:
-    return value.data if isinstance(value, Tensor) else np.asarray(value)
 
 
 # ----- regression --------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
 
 
-def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:
+def _fill(tensor: Tensor, values: np.ndarray | float) -> Tensor:
     """Write ``values`` into the tensor's array in place (no autograd record; the version is bumped)."""
     tensor.data[...] = values
     tensor._version_counter[0] += 1
@@ -86,7 +86,7 @@ def eye_(tensor: Tensor) -> Tensor:
     """Fill a matrix with the identity."""
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    return _fill(tensor, np.eye(*tensor.shape))
+    return _fill(tensor, np.eye(tensor.shape[0], tensor.shape[1]))
 
 
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:

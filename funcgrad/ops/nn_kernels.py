@@ -266,11 +266,13 @@ def avg_pool(x: np.ndarray, kernel_size: Ints, stride: Ints, padding: Ints, ceil
     out_size, pairs = pool_geometry(size, kernel_size, stride, padding, ones, ceil_mode)
     check_pool(size, tuple(np.shape(x)[:-nd]), kernel_size, padding, ones, out_size, False)
     padded = pad_spatial(x, pairs)
-    total = None
-    for offset in product(*(range(k) for k in kernel_size)):  # one strided add per kernel offset
-        rows = tuple(slice(k, k + (o - 1) * s + 1, s) for k, o, s in zip(offset, out_size, stride))
-        part = padded[(Ellipsis,) + rows]
-        total = part.copy() if total is None else np.add(total, part, out=total)
+    offsets = list(product(*(range(k) for k in kernel_size)))
+    windows_at = [padded[(Ellipsis,) + tuple(slice(k, k + (o - 1) * s + 1, s) for k, o, s in zip(offset, out_size,
+                                                                                             stride))]
+                  for offset in offsets]  # one strided view per kernel offset
+    total = windows_at[0].copy()
+    for part in windows_at[1:]:
+        total += part
     divisor = avg_pool_divisor(size, kernel_size, stride, padding, out_size, count_include_pad, divisor_override)
     return np.divide(total, divisor, out=total)
 

@@ -214,3 +214,22 @@ def test_old_backward_hook_sees_the_last_nodes_gradients() -> None:
                                                               [g.shape for g in go])))
     lin(fg.ones(4, 3, requires_grad=True)).sum().backward()
     assert seen and seen[0][1] == [(4, 2)]
+
+
+def test_full_backward_hooks_with_mixed_inputs_and_outputs_match_torch() -> None:
+    """A non-tensor argument gets None, a tensor that needs no gradient zeros, an unused output None."""
+    reports = []
+    for lib, module_class in ((fg, nn.Module), (torch, torch.nn.Module)):
+        class Mixed(module_class):
+            def forward(self, a, k, b):
+                return a * k + b.sum(), a * b
+
+        module, record = Mixed(), []
+        module.register_full_backward_pre_hook(lambda m, go, record=record: record.append(_arrays(go)))
+        module.register_full_backward_hook(lambda m, gi, go, record=record: record.append(_arrays(gi)))
+        a = lib.tensor(np.array([1.0, 2.0]), requires_grad=True)
+        first, _ = module(a, 2.0, lib.tensor(np.array([3.0, 4.0])))
+        first.sum().backward()
+        reports.append(record)
+    for ours, theirs in zip(*reports):
+        assert [None if g is None else g.tolist() for g in ours] == [None if g is None else g.tolist() for g in theirs]

@@ -3,12 +3,15 @@ pass through one identity node each side, whose gradients are the hooks' ``grad_
 
 ``grad_output`` is caught (and may be replaced by backward pre-hooks) before the output node runs;
 ``grad_input`` after the input node ran (a hook may replace it). With no input that requires grad,
-the hooks run at the output node with ``grad_input`` all None, as torch does.
+the hooks run at the output node with ``grad_input`` all None, as torch does; otherwise a tensor input
+that needs no gradient gets zeros, as torch reports it.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from funcgrad.autograd.function import Function
 from funcgrad.core.grad_mode import is_grad_enabled
@@ -67,6 +70,7 @@ class BackwardHook:
         self.grad_output: tuple[Any, ...] | None = None
         self.n_inputs = 0
         self.input_positions: list[int] = []
+        self.constant_inputs: dict[int, Tensor] = {}
 
     def setup_input_hook(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         """Route the tensor inputs that require grad through the input identity node."""
@@ -74,6 +78,9 @@ class BackwardHook:
         self.input_positions = _hooked(args)
         if not self.input_positions or not is_grad_enabled():
             return args
+        # tensor inputs that need no gradient get zeros in grad_input, as torch reports them
+        self.constant_inputs = {i: a for i, a in enumerate(args)
+                                if isinstance(a, Tensor) and i not in self.input_positions}
         args, node = _through_identity(args, self.input_positions)
         node.register_hook(self._input_hook)
         return args
@@ -107,6 +114,9 @@ class BackwardHook:
 
     def _input_hook(self, grad_inputs: tuple[Any, ...], _grad_outputs: tuple[Any, ...]) -> Any:
         grad_input = _spread(grad_inputs, self.input_positions, self.n_inputs)
+        if self.constant_inputs:
+            grad_input = tuple(Tensor(np.zeros(self.constant_inputs[i].shape, self.constant_inputs[i].dtype))
+                               if i in self.constant_inputs else g for i, g in enumerate(grad_input))
         changed = False
         for hook in list(self.hooks.values()):
             replaced = hook(self.module, grad_input, self.grad_output)
