@@ -541,6 +541,26 @@ for _make in (np.zeros_like, np.ones_like, np.empty_like, np.full_like):
     implements(_make)(_like(_make))
 
 
+# ----- 1-D convolution (the table's convolution op) ---------------------------------------------------------
+@implements(np.correlate)
+def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
+    """``np.correlate``: ``c[k] = sum_n a[n + k] conj(v[n])`` over the ``mode``'s range of ``k``."""
+    n, m = np.shape(_data(a))[0], np.shape(_data(v))[0]
+    if n < m:  # NumPy's rule: correlate the other way round, reversed and conjugated
+        return F.flip(F.conj(correlate(v, a, mode)), (0,))
+    pad = {"valid": (0, 0), "full": (m - 1, m - 1), "same": (m // 2, m - 1 - m // 2)}[mode]
+    out = F.convolution(F.reshape(a, (1, 1, n)), F.reshape(F.conj(v), (1, 1, m)), None, (1,), (pad,), (1,), 1)
+    return F.reshape(out, (-1,))
+
+
+@implements(np.convolve)
+def convolve(a: Any, v: Any, mode: str = "full") -> Any:
+    """``np.convolve``: the correlation with the shorter sequence reversed."""
+    if np.shape(_data(v))[0] > np.shape(_data(a))[0]:
+        a, v = v, a
+    return correlate(a, F.conj(F.flip(v, (0,))), mode)
+
+
 # ----- complex numbers -------------------------------------------------------------------------------------
 @implements(np.real)
 def real(val: Any) -> Any:

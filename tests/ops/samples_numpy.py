@@ -83,6 +83,9 @@ SAMPLES: dict[Any, list[S]] = {
     np.roll: [S(A(5), 2), S(A(2, 3), -1, axis=1)], np.flip: [S(A(2, 3)), S(A(2, 3), axis=1)],
     np.copy: [S(A(3))], np.astype: [S(A(3), np.float64)], np.round: [S(np.array([0.26, -1.12]), 1)],
     np.around: [S(np.array([0.2, -1.2]))],
+    # ----- 1-D convolution ---------------------------------------------------------------------------------
+    np.correlate: [S(A(6), A(3)), S(A(5), A(4), "same"), S(A(2), A(4), "full")],
+    np.convolve: [S(A(6), A(3)), S(A(5), A(2), "same"), S(A(3), A(5), "valid")],
     # ----- complex numbers ----------------------------------------------------------------------------------
     np.conjugate: [S(A(3) + 1j * A(3))], np.real: [S(A(3) + 1j * A(3))], np.imag: [S(A(2, 2) + 1j * A(2, 2))],
     np.angle: [S(A(3) + 1j * A(3)), S(P(3) - 1j * P(3), deg=True)],
