@@ -1,6 +1,8 @@
 """``funcgrad.func.jit``: replays equal plain calls; what a recording cannot reproduce runs plainly."""
 from __future__ import annotations
 
+import gc
+import tracemalloc
 import warnings
 from typing import Any
 
@@ -403,3 +405,68 @@ def test_a_recorded_array_on_the_left_of_a_tensor_keeps_the_graph() -> None:
         s = np.tanh(x @ w)
         np.testing.assert_allclose(jitted(w, x), x.T @ (2 * s * (1 - s ** 2)), rtol=1e-12)
     assert not any(isinstance(program, tuple) for program in jitted.programs.values())  # both recorded
+
+
+# ----- a bounded cache ------------------------------------------------------------------------------
+def test_the_cache_keeps_the_most_recently_called_signatures() -> None:
+    calls: list[int] = []
+
+    def f(x: np.ndarray) -> np.ndarray:
+        calls.append(len(x))
+        return x * 2
+
+    jitted = ff.jit(f, cache_size=3)
+    for n in (1, 2, 3, 1, 4):  # 1 is called again before 4 arrives, so 2 is the one dropped
+        np.testing.assert_array_equal(jitted(np.ones(n)), np.full(n, 2.0))
+    assert len(jitted.programs) == 3 and calls == [1, 2, 3, 4]
+    jitted(np.ones(1))
+    jitted(np.ones(3))
+    assert calls == [1, 2, 3, 4]  # replayed
+    jitted(np.ones(2))
+    assert calls == [1, 2, 3, 4, 2]  # recorded anew
+    jitted.clear_cache()
+    assert not jitted.programs
+    jitted(np.ones(1))
+    assert calls[-1] == 1
+    with pytest.raises(ValueError, match="cache_size"):
+        ff.jit(f, cache_size=0)
+
+
+def test_captured_arrays_are_shared_by_every_signature() -> None:
+    """A jitted gradient closing over an 8 MB array, called with 20 batch sizes, keeps one copy of it."""
+    W = np.random.default_rng(0).normal(size=(1000, 1000)) / 1000
+    jitted = ff.jit(ff.grad(lambda w, x: fg.sum(fg.tanh(x @ fg.tensor(W) @ w))))
+    w = np.full(1000, 1e-3)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for n in range(1, 21):
+            jitted(w, np.full((n, 1000), 1e-2))
+        gc.collect()
+        retained = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(jitted.programs) == 20
+    assert retained < 2 * W.nbytes, f"{retained / 1e6:.0f} MB retained"
+    x = np.full((3, 1000), 1e-2)
+    s = np.tanh(x @ W @ w)
+    np.testing.assert_allclose(jitted(w, x), W.T @ x.T @ (1 - s ** 2), rtol=1e-10)
+
+
+def test_a_call_that_raises_runs_the_function_once() -> None:
+    calls: list[int] = []
+
+    def bad(x: np.ndarray) -> np.ndarray:
+        calls.append(1)
+        raise ValueError("bad input")
+
+    def mismatched(x: np.ndarray) -> np.ndarray:
+        calls.append(1)
+        return x @ np.ones(len(x) + 1)
+
+    for f, error in ((bad, "bad input"), (mismatched, "mismatch")):
+        calls.clear()
+        with pytest.raises(ValueError, match=error):
+            ff.jit(f)(np.ones(3))
+        assert calls == [1]

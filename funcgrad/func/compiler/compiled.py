@@ -18,7 +18,9 @@ and always runs normally. Every call's result is exactly what calling the functi
 from __future__ import annotations
 
 import functools
+import threading
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -28,7 +30,7 @@ from funcgrad.core.dispatch import DISPATCH
 from funcgrad.core.grad_mode import is_grad_enabled
 from funcgrad.core.tensor import Tensor
 from funcgrad.func.compiler.program import GuardFailed, Program
-from funcgrad.func.compiler.tracing import Recorder, Traced, active_recorder
+from funcgrad.func.compiler.tracing import Captures, Recorder, Traced, active_recorder
 from funcgrad.functional._pytree import tree_flatten, tree_unflatten
 
 __all__ = ["jit"]
@@ -36,7 +38,7 @@ __all__ = ["jit"]
 _NOT_RECORDED = "not recorded"
 
 
-def jit(f: Callable[..., Any]) -> Callable[..., Any]:
+def jit(f: Callable[..., Any], *, cache_size: int = 32) -> Callable[..., Any]:
     """``f`` compiled to a replay of its NumPy work, recorded on the first call of each signature.
 
     Args:
@@ -44,6 +46,8 @@ def jit(f: Callable[..., Any]) -> Callable[..., Any]:
             scalars) returning arrays, Tensors or Python values; it may differentiate inside
             (``jit(grad(f))``, ``jit(lambda x, v: functional.hvp(f, x, v))``). Non-array arguments are
             part of the signature: each new value records anew.
+        cache_size: how many signatures' recordings are kept; recording one more drops the least
+            recently called. Arrays ``f`` closes over are captured once for all of them.
 
     Returns:
         A function with ``f``'s signature and results (Tensors come back as Tensors without history).
@@ -51,7 +55,8 @@ def jit(f: Callable[..., Any]) -> Callable[..., Any]:
         replays; arrays ``f`` closes over are captured at recording (pass them as arguments to vary them);
         random draws inside ``f`` are recorded as constants; a replay runs under the caller's NumPy
         error state (``np.errstate`` set inside ``f`` is not replayed). ``jitted.programs`` maps each signature
-        recorded so far to its ``Program`` (or to ``"not recorded"`` and the reason).
+        kept to its ``Program`` (or to ``"not recorded"`` and the reason); ``jitted.clear_cache()`` drops
+        them all (and the captured arrays). A call that raises runs ``f`` once and raises its error.
 
     Example:
         >>> import numpy as np
@@ -62,8 +67,33 @@ def jit(f: Callable[..., Any]) -> Callable[..., Any]:
         >>> g(np.array([3.0, 0.5]))
         array([27.  ,  0.75])
     """
-    programs: dict[Any, Any] = {}
+    if cache_size < 1:
+        raise ValueError(f"jit: cache_size must be at least 1, got {cache_size}")
+    programs: OrderedDict[Any, Any] = OrderedDict()  # least recently called first
+    captures = Captures()  # the arrays f closes over, copied once for every signature's recording
+    lock = threading.Lock()  # calls from several threads share the cache
     warned: list[bool] = []
+
+    def recall(key: Any) -> Any:
+        with lock:
+            program = programs.get(key)
+            if program is not None:
+                programs.move_to_end(key)
+            return program
+
+    def keep(key: Any, program: Any) -> None:
+        with lock:
+            programs[key] = program
+            programs.move_to_end(key)
+            while len(programs) > cache_size:
+                programs.popitem(last=False)
+            captures.forget_unused()
+
+    def clear_cache() -> None:
+        """Drop every recording and captured array: the next call of each signature records anew."""
+        with lock:
+            programs.clear()
+            captures.clear()
 
     @functools.wraps(f)
     def jitted(*args: Any, **kwargs: Any) -> Any:
@@ -71,10 +101,10 @@ def jit(f: Callable[..., Any]) -> Callable[..., Any]:
             return f(*args, **kwargs)  # under a profiler, anomaly mode or forward AD, or inside another recording
         leaves, tree = tree_flatten((args, kwargs))
         arrays, key = _signature(leaves, tree)
-        program = programs.get(key)
+        program = recall(key)
         if program is None:
-            program, result = _record(f, args, kwargs, leaves, tree, arrays)
-            programs[key] = program
+            program, result = _record(f, args, kwargs, leaves, tree, arrays, captures)
+            keep(key, program)
             return result
         if not isinstance(program, _Compiled):
             return f(*args, **kwargs)
@@ -93,6 +123,7 @@ def jit(f: Callable[..., Any]) -> Callable[..., Any]:
         return result
 
     jitted.programs = programs  # type: ignore[attr-defined]
+    jitted.clear_cache = clear_cache  # type: ignore[attr-defined]
     return jitted
 
 
@@ -143,10 +174,11 @@ def _signature(leaves: list[Any], tree: Any) -> tuple[list[np.ndarray], Any]:
 
 
 def _record(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Any], tree: Any,
-            arrays: list[np.ndarray]) -> tuple[Any, Any]:
-    """Run ``f`` once while recording: ``(the compiled call or why not, f's result)``."""
+            arrays: list[np.ndarray], captures: Captures) -> tuple[Any, Any]:
+    """Run ``f`` once while recording: ``(the compiled call or why not, f's result)``; raises what ``f``
+    raises (having run it once)."""
     before = [a.copy() for a in arrays]
-    with Recorder(arrays) as recorder:
+    with Recorder(arrays, captures) as recorder:
         traced = iter(recorder.inputs)
         call_leaves = [(Tensor(next(traced)) if isinstance(leaf, Tensor) else next(traced))
                        if isinstance(leaf.data if isinstance(leaf, Tensor) else leaf, np.ndarray) else leaf
@@ -154,7 +186,10 @@ def _record(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
         traced_args, traced_kwargs = tree_unflatten(tree, call_leaves)
         try:
             out = f(*traced_args, **traced_kwargs)
-        except Exception as error:  # perhaps only because of the recording: the plain call says
+        except Exception as error:
+            if recorder.escaped is None and error is not recorder.failed_write:
+                raise  # every step ran for real on the call's values: f's own error, and f ran once
+            # perhaps only because of what left the recording (or a write): the plain call says
             return (_NOT_RECORDED, f"the recorded call raised {error!r}"), f(*args, **kwargs)
     out_leaves, out_tree = tree_flatten(out)
     values = [leaf.data if isinstance(leaf, Tensor) else leaf for leaf in out_leaves]

@@ -21,12 +21,15 @@ What a replay cannot repeat is caught while recording:
 
 Arrays the function uses that are not derived from its inputs (closed-over data, ``np.ones``) are
 *constants*: captured when first seen, as a read-only copy (a new one if the array has changed by
-its next use), as ``jax.jit`` does.
+its next use), as ``jax.jit`` does; the recordings of one jitted function share these copies
+(``Captures``).
 """
 from __future__ import annotations
 
+import hashlib
 import operator
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -35,7 +38,7 @@ import numpy as np
 from funcgrad.core.structured import Structured, dense_copy
 from funcgrad.func.compiler.program import Guard, Program, Slot
 
-__all__ = ["Traced", "Recorder", "active_recorder", "overlapping"]
+__all__ = ["Traced", "Recorder", "Captures", "active_recorder", "overlapping"]
 
 # functions that read only shapes and dtypes: computed at once, no step, no guard
 _STATIC_FUNCTIONS = frozenset({np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj, np.isrealobj})
@@ -242,21 +245,69 @@ def _is_value(value: Any) -> bool:
     return isinstance(value, np.ndarray | Structured | np.generic)
 
 
+class Captures:
+    """Read-only copies of captured arrays, shared by the recordings of one jitted function: an array it
+    closes over (or builds afresh on every call, as ``tensor(W)`` does) is copied once for all its
+    signatures. A copy is found by its array or by its contents; held weakly, so it lives as long as a
+    kept recording uses it."""
+
+    def __init__(self) -> None:
+        self._by_owner: dict[int, tuple[weakref.ref[np.ndarray], weakref.ref[np.ndarray]]] = {}
+        self._by_contents: dict[tuple[Any, ...], weakref.ref[np.ndarray]] = {}
+        self._lock = threading.Lock()
+
+    def copy_of(self, owner: np.ndarray) -> tuple[np.ndarray, bool]:
+        """A read-only copy of ``owner`` as it is now, and whether it was made just now."""
+        with self._lock:
+            entry = self._by_owner.get(id(owner))
+            if entry is not None:
+                copied = entry[1]()
+                if entry[0]() is owner and copied is not None and _unchanged(owner, copied):
+                    return copied, False
+            key = (owner.dtype.str, owner.shape, owner.strides,
+                   hashlib.blake2b(owner.tobytes(order="A"), digest_size=16).digest())
+            found = self._by_contents.get(key)
+            copied = found() if found is not None else None
+            fresh = copied is None or not _unchanged(owner, copied)
+            if fresh:
+                copied = owner.copy(order="K")  # the same strides when the owner is contiguous in some order
+                copied.flags.writeable = False
+                self._by_contents[key] = weakref.ref(copied)
+            self._by_owner[id(owner)] = (weakref.ref(owner), weakref.ref(copied))  # type: ignore[arg-type]
+            return copied, fresh  # type: ignore[return-value]
+
+    def forget_unused(self) -> None:
+        """Drop the entries of copies no kept recording uses any more."""
+        with self._lock:
+            self._by_owner = {k: e for k, e in self._by_owner.items() if e[0]() is not None and e[1]() is not None}
+            self._by_contents = {k: ref for k, ref in self._by_contents.items() if ref() is not None}
+
+    def clear(self) -> None:
+        """Drop every entry."""
+        with self._lock:
+            self._by_owner.clear()
+            self._by_contents.clear()
+
+
 class Recorder:
     """The program being recorded by one traced call.
 
     Args:
         inputs: the call's input arrays; they take slots ``0 .. len(inputs) - 1``.
+        captures: where captured arrays are copied (shared between recordings of one function); default:
+            copies of this recording's own.
     """
 
-    def __init__(self, inputs: Sequence[np.ndarray]) -> None:
+    def __init__(self, inputs: Sequence[np.ndarray], captures: Captures | None = None) -> None:
         self.steps: list[tuple[Any, ...]] = []  # (fn, args template, kwargs template, output, mutated slot)
         self.constants: dict[int, Any] = {}     # slot -> captured value
         self.escaped: str | None = None
+        self.failed_write: Exception | None = None  # the error of a recorded write, if one raised
         self.steps_complete = True  # every array the results come from is computed by a recorded step
         self.closed = False
         self._seen: dict[int, tuple[Any, int, Any]] = {}  # id -> (array, slot, its capture): constants in use
-        self._copies: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # id -> (owner array, its read-only copy)
+        self._captures = captures if captures is not None else Captures()
+        self._owners: set[int] = set()  # ids of the arrays owning captured memory, noted as roots
         self.n_slots = len(inputs)
         self.inputs = [Traced(a, i, self) for i, a in enumerate(inputs)]
         self._roots = list({id(a): a for a in inputs}.values())  # the arrays the program starts from
@@ -334,6 +385,8 @@ class Recorder:
             result = fn(*_concrete(tuple(args)), **_concrete(kwargs))
         except Exception as error:  # if the function goes on (catching it), a replay must raise it too
             self.steps.append((fn, *template, Guard(type(error), raised=True), writes))
+            if writes:  # perhaps only because a traced view is read-only where the plain one is not
+                self.failed_write = error
             raise
         known = {id(a.value): a for a in (*args, *targets) if isinstance(a, Traced)}
         if isinstance(result, tuple | list) and result and all(_is_value(r) for r in result):
@@ -397,20 +450,18 @@ class Recorder:
         owner = array
         while isinstance(owner.base, np.ndarray):
             owner = owner.base
-        copied = self._copies.get(id(owner))
-        if copied is None or copied[0] is not owner or not _unchanged(owner, copied[1]):
-            copied = (owner, owner.copy(order="K"))  # the same strides when the owner is contiguous in some order
-            copied[1].flags.writeable = False
-            self._copies[id(owner)] = copied
+        copied, fresh = self._captures.copy_of(owner)
+        if fresh or id(owner) not in self._owners:
+            self._owners.add(id(owner))
             self._note_root(owner)
         if array is owner:
-            return copied[1]
-        if copied[1].strides != owner.strides or min(owner.strides, default=0) < 0:  # (rare) copied on its own
+            return copied
+        if copied.strides != owner.strides or min(owner.strides, default=0) < 0:  # (rare) copied on its own
             self._note_root(array, overlaps=True)
             view = array.copy()
             view.flags.writeable = False
             return view
-        memory = copied[1].ravel(order="K").view(np.uint8)
+        memory = copied.ravel(order="K").view(np.uint8)
         offset = array.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
         return np.ndarray(array.shape, array.dtype, memory, offset, array.strides)
 
