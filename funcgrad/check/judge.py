@@ -1,10 +1,12 @@
 """Decide ``pass``, ``fail`` or ``inconclusive`` for autograd's Jacobians against finite differences whose steps
 fit the input (``steps.py``).
 
-An element fails when ``|analytical - numerical|`` exceeds ``MARGIN`` times the estimated numerical error (plus a
-few units of rounding), so the comparison stays strict where the estimate is good (a 1% bug next to a
-singularity still fails); it passes when it does not and the estimate is good enough to say so; anything else is
-inconclusive, with the reason: a kink within the step (its distance), or the dtype's resolution at this scale.
+An element fails when ``|analytical - numerical|`` exceeds ``MARGIN`` times the estimated numerical error (plus
+``eps ** (2/3)`` relative, for the backward's own rounding), so the comparison stays strict where the estimate is
+good (a 1% bug next to a singularity still fails); it passes when it does not and the estimate is good enough to
+say so; anything else is inconclusive, with the reason: a kink within the step (the element and the kink's
+distance), or the dtype's resolution exhausted at this scale. A function whose two evaluations at one point differ
+is inconclusive as a whole (non-deterministic).
 
 Slow mode walks every input element. Fast mode probes blocks: for each block of about ``sqrt(n)`` input elements
 one directional difference along random signs, compared output element by output element with autograd's, so a

@@ -31,9 +31,9 @@ def _check_differentiable_dtype(dtype: np.dtype) -> None:
 
 
 _CUT = "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
-_CUT_HINT = (" (NumPy's functions and ufuncs applied to the Tensor itself keep the graph, np.asarray cannot; SciPy's "
-             "array-API functions such as scipy.optimize.rosen take Tensors once SCIPY_ARRAY_API=1 is set before "
-             "SciPy is imported.)")
+_CUT_HINT = (" (NumPy's functions and ufuncs applied to the Tensor itself keep the graph, np.asarray cannot: build "
+             "arrays from Tensors with np.stack or funcgrad.numpy.array; SciPy's array-API functions such as "
+             "scipy.optimize.rosen take Tensors once SCIPY_ARRAY_API=1 is set before SciPy is imported.)")
 
 
 def _warn_scalar(t: Tensor) -> None:
