@@ -9,6 +9,7 @@ import pytest
 
 import funcgrad as fg
 from funcgrad import autograd
+from funcgrad.core.dispatch import DISPATCH
 
 
 def leaf(*values: float) -> fg.Tensor:
@@ -230,3 +231,66 @@ def test_set_grad_enabled_takes_a_bool_only(mode) -> None:
     with pytest.raises(TypeError, match=r"set_grad_enabled\(\): argument 'mode' \(position 1\) must be bool, not"):
         fg.set_grad_enabled(mode)
     assert records()
+
+
+# ----- inference tensors: what inference mode computes can never enter a recorded graph's saved state ----
+SAVE_ERROR = "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode"
+INPLACE_ERROR = "Inplace update to inference tensor outside InferenceMode is not allowed."
+
+
+def test_what_inference_mode_computes_is_an_inference_tensor() -> None:
+    normal = leaf(1.0, 2.0) * 1
+    with fg.inference_mode():
+        made = fg.ones(3)
+        computed = normal * 2
+        pieces = fg.split(made, 2)
+        view_of_normal = normal[:1]
+        with fg.inference_mode(False):
+            nested = fg.ones(1)
+    assert made.is_inference() and computed.is_inference() and all(p.is_inference() for p in pieces)
+    assert nested.is_inference()  # inference_mode(False) changes nothing here
+    assert not view_of_normal.is_inference() and not normal.is_inference()
+    assert made.detach().is_inference() and not made.clone().is_inference()
+    with fg.no_grad():
+        assert not fg.ones(1).is_inference()
+    with pytest.raises(RuntimeError, match="Inference tensors do not track version counter."):
+        assert made._version >= 0
+
+
+@pytest.mark.parametrize("use", [lambda x, t: x * t, lambda x, t: (x * 1).mul_(t), lambda x, t: fg.exp(x) @ t[:2]])
+def test_an_inference_tensor_saved_for_backward_raises(use) -> None:
+    x = leaf(1.0, 2.0)
+    with fg.inference_mode():
+        t = fg.tensor([3.0, 4.0]) * 1
+    with pytest.raises(RuntimeError, match=SAVE_ERROR):
+        use(x, t)
+    assert (x + t).requires_grad  # an op that saves nothing may use it, as torch
+    (x * t.clone()).sum().backward()
+    assert x.grad.tolist() == [3.0, 4.0]
+
+
+def test_an_inference_tensor_written_in_place_outside_inference_mode_raises() -> None:
+    with fg.inference_mode():
+        t = fg.ones(2)
+        t.mul_(3)  # inside: allowed
+    for mode in (fg.enable_grad(), fg.no_grad()):
+        with mode, pytest.raises(RuntimeError, match=INPLACE_ERROR):
+            t.add_(1.0)
+    with pytest.raises(RuntimeError, match=INPLACE_ERROR):
+        t[:1].copy_(leaf(5.0))
+    assert t.tolist() == [3.0, 3.0]
+    with pytest.raises(RuntimeError, match="Setting requires_grad=True on inference tensor outside InferenceMode"):
+        t.requires_grad_()
+    with fg.inference_mode():
+        u = fg.ones(2, requires_grad=True)  # inside: allowed
+    assert u.requires_grad and (u * 2).grad_fn is not None
+
+
+def test_inference_mode_layer_is_removed_when_the_last_block_closes() -> None:
+    assert not DISPATCH.active
+    with fg.inference_mode(), fg.inference_mode():
+        assert DISPATCH.active
+    assert not DISPATCH.active
+    with pytest.raises(ValueError), fg.inference_mode():
+        raise ValueError
+    assert not DISPATCH.active and not fg.ones(1).is_inference()

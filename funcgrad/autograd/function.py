@@ -18,7 +18,7 @@ import numpy as np
 from funcgrad.autograd import forward_ad
 from funcgrad.autograd.anomaly_mode import record_creation
 from funcgrad.core.dispatch import DISPATCH
-from funcgrad.core.grad_mode import STATE, no_grad
+from funcgrad.core.grad_mode import NO_VERSION, STATE, no_grad
 from funcgrad.core.graph import Node, SavedOutput, next_sequence_nr, pack_saved, saved_version
 from funcgrad.core.tensor import Tensor
 from funcgrad.core.views import CreationMeta, mark_view, rebase_error
@@ -126,7 +126,8 @@ class BackwardFunction(FunctionCtx):
         self._check_dirty(input_ids, outputs, recording)
         dirty_ids = {id(t) for t in self._dirty}
         for t in self._dirty:
-            t._version_counter[0] += 1
+            if t._version_counter is not NO_VERSION:  # inference tensors count no versions
+                t._version_counter[0] += 1
         if recording:
             self.sequence_nr = next_sequence_nr()  # after its edges, and after any node the forward made
             self._n_outputs = len(outputs)

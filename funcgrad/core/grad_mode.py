@@ -1,7 +1,9 @@
 """Grad modes: whether operations record a backward graph, per thread.
 
-Each mode is a context manager and a decorator, as in PyTorch. This module only keeps the flag;
-the op registry and the engine read it.
+Each mode is a context manager and a decorator, as in PyTorch. This module keeps the flags (the op
+registry and the engine read them) and makes what ops compute in inference mode *inference tensors*:
+their version counter is ``NO_VERSION``, which autograd cannot read, as torch's inference tensors have
+none (so saving one for backward raises, and writing one in place outside inference mode does).
 """
 from __future__ import annotations
 
@@ -12,8 +14,10 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from funcgrad.core import dispatch
+
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled"]
+           "is_inference_mode_enabled", "NO_VERSION", "check_inference_inplace"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -155,6 +159,69 @@ class set_grad_enabled(_Mode):
         return set_grad_enabled(bool(self._grad))
 
 
+class _NoVersion(list):  # type: ignore[type-arg]
+    """The version counter of inference tensors: reading it means saving one for backward, which PyTorch refuses."""
+
+    def __getitem__(self, index: Any) -> Any:
+        raise RuntimeError("Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+                           "inference mode in computation tracked by autograd. To work around this, you can make a "
+                           "clone to get a normal tensor and use it in autograd, or use `funcgrad.no_grad()` instead "
+                           "of `funcgrad.inference_mode()`.")
+
+
+NO_VERSION = _NoVersion([0])
+
+
+def check_inference_inplace() -> None:
+    """Raise PyTorch's error for an in-place change of an inference tensor, unless in inference mode."""
+    if not STATE.inference:
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+                           "clone to get a normal tensor before doing inplace update.See "
+                           "https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
+def _make_inference(out: Any) -> None:
+    """Make a tensor an op computed in inference mode an inference tensor (a view keeps its base's kind)."""
+    if hasattr(out, "_version_counter") and (out._extra is None or out._extra.base is None):
+        out._version_counter = NO_VERSION
+
+
+class _InferenceLayer(dispatch.Layer):
+    """Installed while some thread is in inference mode: what ops compute there becomes inference tensors."""
+
+    def op(self, spec: Any, proceed: Callable[[tuple[Any, ...], dict[str, Any]], Any], args: tuple[Any, ...],
+           kwargs: dict[str, Any]) -> Any:
+        out = proceed(args, kwargs)
+        if STATE.inference:
+            for o in out if type(out) is tuple else (out,):
+                _make_inference(o)
+        return out
+
+
+class _InferenceUsers:
+    """How many inference-mode blocks are open (in any thread): the layer is installed while there are some."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.lock = threading.Lock()
+        self.layer = _InferenceLayer()
+
+    def enter(self) -> None:
+        with self.lock:
+            self.count += 1
+            if self.count == 1:
+                dispatch.push(self.layer)
+
+    def exit(self) -> None:
+        with self.lock:
+            self.count -= 1
+            if self.count == 0:
+                dispatch.pop(self.layer)
+
+
+_INFERENCE_USERS = _InferenceUsers()
+
+
 class inference_mode(_Mode):
     """Like ``no_grad``, for code that will never need gradients of what it computes.
 
@@ -171,6 +238,16 @@ class inference_mode(_Mode):
         self._mode = mode
         if mode:
             self._grad, self._inference = False, True
+
+    def __enter__(self) -> None:
+        super().__enter__()
+        if self._mode:
+            _INFERENCE_USERS.enter()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._mode:
+            _INFERENCE_USERS.exit()
+        super().__exit__(*exc)
 
     def _clone(self) -> _Mode:
         return inference_mode(self._mode)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from funcgrad.core.grad_mode import STATE
+from funcgrad.core.grad_mode import NO_VERSION, STATE
 from funcgrad.core.structured import Structured
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ class Tensor:
         self._grad: Tensor | None = None
         self.grad_fn: Node | None = None
         self.output_nr = 0
-        self._version_counter = [0]
+        self._version_counter = NO_VERSION if STATE.inference else [0]  # made in inference mode: as torch
         self._extra: _Extra | None = None
         if requires_grad:
             self.requires_grad = True
@@ -162,6 +162,9 @@ class Tensor:
                                "differentiation use var_no_grad = var.detach().")
         if value:
             _check_differentiable_dtype(self.data.dtype)
+            if self._version_counter is NO_VERSION and not STATE.inference:
+                raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                                   "allowed.")
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -196,7 +199,14 @@ class Tensor:
     @property
     def _version(self) -> int:
         """How many in-place changes this tensor's memory has seen (shared with views)."""
+        if self._version_counter is NO_VERSION:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._version_counter[0]
+
+    def is_inference(self) -> bool:
+        """True for a tensor computed in inference mode (or a view of one): it may not be saved for backward,
+        nor written in place outside inference mode, as torch."""
+        return self._version_counter is NO_VERSION
 
     @property
     def _base(self) -> Tensor | None:

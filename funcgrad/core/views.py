@@ -62,10 +62,8 @@ def mark_view(out: Any, source: Any, step: ViewFn, creation: CreationMeta | None
     """
     if not np.may_share_memory(out.data, source.data):
         return  # NumPy had to copy (e.g. reshape of a non-contiguous array): not a view
-    if STATE.inference:
-        creation = CreationMeta.INFERENCE_MODE
-    elif not STATE.grad_enabled:
-        creation = CreationMeta.NO_GRAD_MODE
+    if not STATE.grad_enabled:  # (inference mode turns grad mode off)
+        creation = CreationMeta.INFERENCE_MODE if STATE.inference else CreationMeta.NO_GRAD_MODE
     src_extra = source._extra
     if src_extra is not None and src_extra.base is not None:
         base, parent = src_extra.base, src_extra.view_fn

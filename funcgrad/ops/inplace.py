@@ -13,7 +13,7 @@ import numpy as np
 
 from funcgrad import ops
 from funcgrad.core.dispatch import DISPATCH
-from funcgrad.core.grad_mode import STATE
+from funcgrad.core.grad_mode import NO_VERSION, STATE, check_inference_inplace
 from funcgrad.core.tangents import carry_tangent, has_tangent
 from funcgrad.core.tensor import Tensor
 from funcgrad.core.views import check_inplace_on_view, refresh_views
@@ -37,11 +37,15 @@ def write(target: Tensor, result: Any) -> None:
     except TypeError:
         raise RuntimeError(f"result type {np.result_type(result)} can't be cast to the desired output type "
                            f"{target.data.dtype}") from None
-    target._version_counter[0] += 1
+    counter = target._version_counter
+    if counter is not NO_VERSION:  # inference tensors count no versions, as torch
+        counter[0] += 1
 
 
 def inplace(self: Tensor, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Tensor:
     """Run ``fn(self, *args)`` and store the result in ``self``, recording it as self's new history."""
+    if self._version_counter is NO_VERSION:
+        check_inference_inplace()
     if self._requires_grad and self.grad_fn is None and STATE.grad_enabled:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation. "
                            "Wrap the update in `with funcgrad.no_grad():` (as optimizers do) or work on a "
