@@ -58,6 +58,7 @@ class _Options:
     order: str = ""  # "second order " in gradgradcheck
     output_label: Callable[[int], str] = "output {}".format
     input_label: Callable[[int], str] = "input {}".format
+    progress: bool = False  # a bar over the finite-difference columns
 
 
 class _Run:
@@ -131,7 +132,7 @@ class _Run:
         analytical, second = self.analytical()
         out_shapes = [real_shape(o) for o in tensor_outputs(self.func, self.inputs)]
         for pos, i in enumerate(self.indices):
-            numerical, errors = jacobian_fd(self.func, self.inputs, i, self.opts.eps)
+            numerical, errors = jacobian_fd(self.func, self.inputs, i, self.opts.eps, self.opts.progress)
             for j, (num, err) in enumerate(zip(numerical, errors)):
                 ana = analytical[j][pos]
                 allowed = self.opts.atol + self.opts.rtol * np.abs(num) + err
@@ -154,7 +155,7 @@ class _Run:
         reverse = self.analytical()[0] if against_reverse else None
         out_shapes = [real_shape(o) for o in tensor_outputs(self.func, self.inputs)]
         for pos, i in enumerate(self.indices):
-            numerical, errors = jacobian_fd(self.func, self.inputs, i, self.opts.eps)
+            numerical, errors = jacobian_fd(self.func, self.inputs, i, self.opts.eps, self.opts.progress)
             for j, (num, err, fwd) in enumerate(zip(numerical, errors, forward_jacobian(self.func, self.inputs, i))):
                 allowed = self.opts.atol + self.opts.rtol * np.abs(num) + err
                 if not np.all(np.abs(fwd - num) <= allowed):
@@ -351,7 +352,8 @@ def _problem(run: _Run) -> Problem:
 def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: Step = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
               raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
               check_grad_dtypes: bool = False, check_batched_grad: bool = False, check_forward_ad: bool = False,
-              check_backward_ad: bool = True, fast_mode: bool = False, three_valued: bool = False) -> Any:
+              check_backward_ad: bool = True, fast_mode: bool = False, three_valued: bool = False,
+              progress: bool = False) -> Any:
     """Check the gradients of ``func`` at ``inputs`` against finite differences, as ``torch.autograd.gradcheck``.
 
     Args:
@@ -376,6 +378,7 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: Step = 1e-6, atol: 
             beyond the estimated numerical error) or ``inconclusive`` (a kink within the step, the dtype's
             resolution exhausted, a non-deterministic function), with steps fitted per element and Richardson
             error estimates; ``eps``, ``atol`` and ``rtol`` are then unused. Fast mode probes blocks of elements.
+        progress: show a progress bar over slow mode's finite-difference columns (tqdm if installed).
 
     Returns:
         True when every check passes (a ``Verdict`` with ``three_valued=True``).
@@ -392,7 +395,7 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: Step = 1e-6, atol: 
     """
     flat_func, prepared, indices, labels = prepare(func, inputs)
     opts = _Options(eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes, check_batched_grad,
-                    fast_mode, three_valued, input_label=labels.__getitem__)
+                    fast_mode, three_valued, input_label=labels.__getitem__, progress=progress)
     return _run(flat_func, prepared, indices, opts, raise_exception, check_forward_ad, check_backward_ad)
 
 
@@ -401,13 +404,14 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
                   raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
                   check_grad_dtypes: bool = False, check_batched_grad: bool = False,
                   check_fwd_over_rev: bool = False, check_rev_over_rev: bool = True,
-                  fast_mode: bool = False, three_valued: bool = False) -> Any:
+                  fast_mode: bool = False, three_valued: bool = False, progress: bool = False) -> Any:
     """Check second derivatives: ``gradcheck`` of the function returning ``func``'s vector-Jacobian products
     (computed with ``create_graph=True``), w.r.t. the inputs and the grad_outputs.
 
     Args:
         func, inputs, eps, atol, rtol, raise_exception, nondet_tol, check_undefined_grad, check_grad_dtypes,
-            check_batched_grad, fast_mode, three_valued: as ``gradcheck``, applied to the first-order function.
+            check_batched_grad, fast_mode, three_valued, progress: as ``gradcheck``, applied to the first-order
+            function.
         grad_outputs: the vectors of the first-order products; random (seeded) and also checked if None.
         gen_non_contig_grad_outputs: accepted for PyTorch compatibility (arrays here are always contiguous).
         check_fwd_over_rev: check the second derivatives by forward mode over the first-order backward too.
@@ -428,7 +432,7 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
     flat_func, prepared, indices, labels = prepare(func, inputs)
     checked, differentiable = checked_outputs(flat_func, prepared)
     first_opts = _Options(eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes, check_batched_grad,
-                          fast_mode, three_valued, input_label=labels.__getitem__)
+                          fast_mode, three_valued, input_label=labels.__getitem__, progress=progress)
     if not differentiable:  # no first derivative to differentiate: the function must be constant, as PyTorch
         return _run(flat_func, prepared, indices, first_opts, raise_exception, False, True)
     if grad_outputs is None:
@@ -453,7 +457,7 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
 
     labels += [f"grad_outputs[{k}]" for k in range(len(gos))]
     opts = _Options(eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes, check_batched_grad,
-                    fast_mode, three_valued, "second order ", output_label, labels.__getitem__)
+                    fast_mode, three_valued, "second order ", output_label, labels.__getitem__, progress)
     go_indices = [n + k for k, g in enumerate(gos) if isinstance(g, Tensor) and g.requires_grad]
     return _run(first_order, prepared + gos, indices + go_indices, opts, raise_exception, check_fwd_over_rev,
                 check_rev_over_rev)

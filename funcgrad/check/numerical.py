@@ -15,6 +15,7 @@ import numpy as np
 
 from funcgrad.autograd import no_grad
 from funcgrad.core.tensor import Tensor
+from funcgrad.functional._blocks import Progress
 
 __all__ = ["Step", "evaluate", "jacobian_fd", "jvp_fd", "derivative_jumps", "auto_step", "real_view", "real_shape"]
 
@@ -99,7 +100,7 @@ def _flat(inputs: Sequence[Any], index: int) -> np.ndarray:
 
 
 def jacobian_fd(func: Callable[..., Any], inputs: Sequence[Any], index: int,
-                eps: Step = 1e-6) -> tuple[list[np.ndarray], list[np.ndarray]]:
+                eps: Step = 1e-6, progress: bool = False) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """The Jacobians of every output w.r.t. ``inputs[index]`` by central differences, one column per element.
 
     Args:
@@ -107,6 +108,7 @@ def jacobian_fd(func: Callable[..., Any], inputs: Sequence[Any], index: int,
         inputs: its arguments; ``inputs[index]`` is a contiguous Tensor, perturbed in place and restored.
         index: which argument to perturb.
         eps: the step, or ``"auto"``.
+        progress: show a progress bar over the columns.
 
     Returns:
         ``(jacobians, errors)``: per output a float64 ``(out.size, in.size)`` matrix and an error estimate.
@@ -122,11 +124,18 @@ def jacobian_fd(func: Callable[..., Any], inputs: Sequence[Any], index: int,
     flat = _flat(inputs, index)
     centre = evaluate(func, inputs)
     sizes = [o.size for o in centre]
-    if eps != "auto":
-        jacobians = _fixed_step_columns(func, inputs, flat, float(eps), centre)
-        return jacobians, [np.zeros_like(jac) for jac in jacobians]
-    steps = auto_step(flat)
-    columns = [_derivative(_column_shift(func, inputs, flat, k), float(steps[k]), True) for k in range(flat.size)]
+    bar = Progress(flat.size, f"finite differences of input {index}", progress)
+    try:
+        if eps != "auto":
+            jacobians = _fixed_step_columns(func, inputs, flat, float(eps), centre, bar)
+            return jacobians, [np.zeros_like(jac) for jac in jacobians]
+        steps = auto_step(flat)
+        columns = []
+        for k in range(flat.size):
+            columns.append(_derivative(_column_shift(func, inputs, flat, k), float(steps[k]), True))
+            bar.update(1)
+    finally:
+        bar.close()
     return ([np.stack([c[0][j] for c in columns], axis=1) if columns else np.zeros((n, 0))
              for j, n in enumerate(sizes)],
             [np.stack([c[1][j] for c in columns], axis=1) if columns else np.zeros((n, 0))
@@ -134,7 +143,7 @@ def jacobian_fd(func: Callable[..., Any], inputs: Sequence[Any], index: int,
 
 
 def _fixed_step_columns(func: Callable[..., Any], inputs: Sequence[Any], flat: np.ndarray, h: float,
-                        centre: list[np.ndarray]) -> list[np.ndarray]:
+                        centre: list[np.ndarray], bar: Progress) -> list[np.ndarray]:
     """PyTorch's central differences ``(f(x + h e_k) - f(x - h e_k)) / 2h``, written column by column into the
     Jacobians (float64, in real coordinates): the hot loop of slow mode, so one grad-mode switch
     and no per-column allocation beyond f's own."""
@@ -150,6 +159,7 @@ def _fixed_step_columns(func: Callable[..., Any], inputs: Sequence[Any], flat: n
                 for jac, p, m in zip(jacobians, plus, _values(func(*inputs))):
                     np.subtract(p, m, out=jac[:, k], casting="unsafe")
                 flat[k] = orig
+                bar.update(1)
     finally:
         if orig is not None:
             flat[k] = orig

@@ -34,7 +34,7 @@ from funcgrad.functional._core import tangent
 from funcgrad.functional._passes import pull, push_pass, reverse_pass
 
 __all__ = ["Products", "blocked", "identity_rows", "split_rows", "check_scale_options", "jacobian_matrix",
-           "matrix_blocks", "blocked_jacobian", "gradient", "require_real"]
+           "matrix_blocks", "blocked_jacobian", "gradient", "require_real", "Progress"]
 
 Mode = Literal["reverse", "forward"]
 _PROBE_ROWS = 8  # rows of the first chunk when max_memory must be turned into a chunk size
@@ -226,8 +226,9 @@ def _peak() -> Iterator[list[int]]:
             tracemalloc.stop()
 
 
-class _Progress:
-    """A progress bar over rows: tqdm when installed, else one line rewritten on stderr."""
+class Progress:
+    """A progress bar over rows (seeds, columns): tqdm when installed, else one line rewritten on stderr;
+    nothing when not ``enabled``."""
 
     def __init__(self, total: int, desc: str, enabled: bool) -> None:
         self.bar: Any = None
@@ -240,6 +241,7 @@ class _Progress:
             self.bar = tqdm(total=total, desc=desc, unit="row")
 
     def update(self, rows: int) -> None:
+        """``rows`` more are done."""
         self.done += rows
         if self.bar is not None:
             self.bar.update(rows)
@@ -247,6 +249,7 @@ class _Progress:
             print(f"\r{self.desc}: {self.done}/{self.total} rows", end="", file=sys.stderr, flush=True)
 
     def close(self) -> None:
+        """End the bar (a new line on stderr)."""
         if self.bar is not None:
             self.bar.close()
         elif self.enabled:
@@ -278,7 +281,7 @@ def blocked(products: Products, n_rows: int, rows: Callable[[int, int], np.ndarr
         progress: show a progress bar.
     """
     first = min(n_rows, chunk_size or (_PROBE_ROWS if max_memory is not None else n_rows))
-    bar = _Progress(n_rows, products.caller, progress)
+    bar = Progress(n_rows, products.caller, progress)
     if max_memory is not None:
         with _peak() as peak:
             head = products(rows(0, first))

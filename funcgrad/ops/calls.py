@@ -152,6 +152,7 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
     plan = tuple((p, users, p in positions) for p, users in zip(spec.saved_positions, spec.saved_users))
     new = object.__new__
     ndarray = np.ndarray
+    known = _METADATA.get
 
     def record(args: tuple[Any, ...], out: Any) -> Any:
         if out.dtype.kind not in "fc":
@@ -169,12 +170,14 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
                 fn = a.grad_fn
                 edges.append((fn, a.output_nr) if fn is not None else (a._accumulator(), 0))
                 d = a.data
-                metas.append(_interned((d.shape, d.dtype)))
+                key = (d.shape, d.dtype)
+                metas.append(known(key) or _interned(key))
             else:
                 edges.append(NO_EDGE)
                 metas.append(None)
         node.next_functions = edges = tuple(edges)
-        node._shapes = _interned(tuple(metas))
+        shapes = tuple(metas)
+        node._shapes = known(shapes) or _interned(shapes)
         result = new(Tensor)
         result.data = out if type(out) is ndarray or isinstance(out, Structured) else np.asarray(out)
         result._requires_grad = True

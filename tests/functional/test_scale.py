@@ -172,3 +172,11 @@ def test_products_pickle_without_their_pass() -> None:
     clone = pickle.loads(pickle.dumps(products))
     assert clone._graph is None and clone.call is None
     np.testing.assert_allclose(clone(np.eye(4)[2:]), products(np.eye(4)[2:]))
+
+
+def test_gradcheck_progress_counts_the_columns(capsys: pytest.CaptureFixture[str]) -> None:
+    from funcgrad.check import gradcheck
+
+    assert gradcheck(fg.sin, (fg.randn(7, seed=0, requires_grad=True),), progress=True)
+    err = capsys.readouterr().err
+    assert "finite differences of input 0" in err and "7/7" in err
