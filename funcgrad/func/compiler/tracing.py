@@ -54,13 +54,16 @@ _EQUIVALENTS: dict[Any, tuple[Any, int, frozenset[str]]] = {  # func -> (equival
 _STATIC_ATTRIBUTES = frozenset({"dtype", "ndim", "itemsize"})
 # attributes that follow from the shape: static too, unless the shape depends on values (then guarded)
 _SHAPE_ATTRIBUTES = frozenset({"shape", "size", "nbytes", "strides"})
-# functions whose results' shapes depend on their arguments' values, not only on their shapes
+# functions whose results' shapes depend on the values of the array they are given, not only on its shape
 _VALUE_SHAPED_FUNCTIONS = frozenset({
     np.nonzero, np.flatnonzero, np.argwhere, np.extract, np.compress, np.unique, np.union1d, np.intersect1d,
-    np.setdiff1d, np.setxor1d, np.trim_zeros, np.repeat, np.bincount, np.histogram, np.histogram_bin_edges,
-    np.histogram2d, np.histogramdd, np.delete, np.insert, np.split, np.array_split, np.pad, np.resize,
+    np.setdiff1d, np.setxor1d, np.trim_zeros, np.bincount, np.histogram, np.histogram_bin_edges, np.histogram2d,
+    np.histogramdd,
     *(getattr(np, name) for name in ("unique_all", "unique_counts", "unique_inverse", "unique_values")
       if hasattr(np, name))})
+# functions taking integer or boolean arrays besides their data whose results are shaped by those arrays' shapes
+_INDEX_SHAPED_FUNCTIONS = frozenset({np.take, np.take_along_axis, np.choose, np.where, np.select, np.searchsorted,
+                                     np.isin, np.put, np.put_along_axis, np.place, np.putmask, np.copyto})
 _VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
 _MUTATING_METHODS = frozenset({"fill", "sort", "put", "resize", "partition", "setfield", "itemset", "setflags"})
 _MUTATING_FUNCTIONS = frozenset({np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis})
@@ -208,7 +211,7 @@ def _method(name: str) -> Callable[..., Any]:
     return _METHODS[name]
 
 
-_VALUE_SHAPED_METHODS = frozenset(_method(name) for name in ("nonzero", "compress", "repeat"))
+_VALUE_SHAPED_METHODS = frozenset(_method(name) for name in ("nonzero", "compress"))
 _SHAPE_FUNCTIONS = frozenset({np.shape, np.size})
 
 
@@ -349,20 +352,21 @@ class Recorder:
         return read(traced.value, *args, **kwargs)
 
     def _shape_follows_values(self, fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
-        """Whether ``fn(*args, **kwargs)``'s result shape may depend on values: a value-shaped function, a
-        boolean-mask index or ``np.where(condition)``, an argument whose own shape depends on values, or
-        (to be safe) an integer or boolean argument of anything but a ufunc or an index (``reshape(x, s)``).
+        """Whether ``fn(*args, **kwargs)``'s result shape may depend on values: a value-shaped function
+        (``nonzero``, ``unique``...), a boolean-mask index or ``np.where(condition)``, an argument whose own shape
+        depends on values, or an integer or boolean array given besides the data (``np.repeat(x, counts)``,
+        ``np.reshape(x, sizes)``, ``np.pad(x, widths)``) to anything but a ufunc or an index-shaped function.
         Marking too much costs a replay only guards that hold."""
         if fn in _VALUE_SHAPED_FUNCTIONS or fn in _VALUE_SHAPED_METHODS or (fn is np.where and len(args) == 1):
             return True
-        traced = _traced_in((args, kwargs))
-        if any(t.slot in self.value_shaped for t in traced):
+        if any(t.slot in self.value_shaped for t in _traced_in((args, kwargs))):
             return True
         if fn is operator.getitem:
             return any(t.value.dtype == bool for t in _traced_in(args[1:]))
-        if isinstance(fn, np.ufunc) or isinstance(getattr(fn, "__self__", None), np.ufunc):
+        if fn in _INDEX_SHAPED_FUNCTIONS or isinstance(fn, np.ufunc) or isinstance(getattr(fn, "__self__", None),
+                                                                                   np.ufunc):
             return False
-        return any(t.value.dtype.kind in "biu" for t in traced)
+        return any(np.result_type(t.value).kind in "biu" for t in _traced_in((args[1:], kwargs)))
 
     def call(self, fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
              mutates: int | None = None) -> Any:
