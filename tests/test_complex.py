@@ -50,6 +50,12 @@ PROGRAMS: dict[str, Callable[[Any, Any], Any]] = {
     "matmul": lambda m, z: (m.outer(z, z + 1) @ z).abs().sum(),
     "vdot": lambda m, z: m.vdot(z, z * 1j + z * z).real,
     "einsum": lambda m, z: m.einsum("i,j->ij", z, z * z).abs().sum(),
+    "view_as_real": lambda m, z: (m.view_as_real(z * z) ** 3).sum(),
+    "view_as_complex": lambda m, z: m.view_as_complex(m.view_as_real(z) * 2.0).abs().sum(),
+    "polar": lambda m, z: (m.polar(z.abs(), z.angle() * 2) * z).real.sum(),
+    "inv": lambda m, z: m.linalg.inv(m.outer(z, z + 1) + 3 * m.eye(3)).abs().sum(),
+    "det": lambda m, z: m.linalg.det(m.outer(z, z * 1j) + 2 * m.eye(3)).abs(),
+    "solve": lambda m, z: m.linalg.solve(m.outer(z, z - 1) + 3 * m.eye(3), z * z).abs().sum(),
 }
 
 
@@ -118,6 +124,13 @@ def test_ops_without_complex_rules_refuse_to_differentiate_complex_values() -> N
         dual = fwAD.make_dual(fg.tensor(Z), Z)
         with pytest.raises(RuntimeError, match="derivative for complex values is not implemented"):
             fg.relu(dual)
+
+
+def test_decompositions_without_complex_rules_raise() -> None:
+    A = fg.tensor(np.eye(3) + 0.1j * np.arange(9.0).reshape(3, 3), requires_grad=True)
+    for op in (fg.linalg.svd, fg.linalg.eigh, fg.linalg.qr, fg.linalg.cholesky, fg.linalg.slogdet, fg.linalg.pinv):
+        with pytest.raises(RuntimeError, match="derivative for complex values is not implemented"):
+            op(A)
 
 
 def test_imag_of_a_real_tensor_raises_torchs_error() -> None:

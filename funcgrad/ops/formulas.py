@@ -274,6 +274,11 @@ def mT(X: Any) -> Any:
     return F.transpose(X, -2, -1)
 
 
+def mH(X: Any) -> Any:
+    """The conjugate transpose of the last two dims (the transpose for real X)."""
+    return F.transpose(F.conj(X), -2, -1)
+
+
 def as_column(v: Any) -> Any:
     """(..., n) -> (..., n, 1)."""
     return F.reshape(v, tuple(v.shape) + (1,))

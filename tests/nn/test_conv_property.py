@@ -8,9 +8,10 @@ from hypothesis import strategies as st
 
 from funcgrad.nn import functional as F
 from tests.budget import examples
-from tests.nn.torch_compare import compare, torch
+from tests.nn.torch_compare import compare, needs_torch, torch
 
-TF = torch.nn.functional
+pytestmark = needs_torch
+TF = torch.nn.functional if torch is not None else None
 
 
 @st.composite

@@ -8,11 +8,9 @@ import pytest
 import funcgrad as fg
 from funcgrad.check import gradcheck, gradgradcheck
 from funcgrad.nn import functional as F
+from tests.nn.torch_compare import compare, needs_torch, torch
 
-torch = pytest.importorskip("torch")
-from tests.nn.torch_compare import compare  # noqa: E402
-
-TF = torch.nn.functional
+TF = torch.nn.functional if torch is not None else None
 rng = np.random.default_rng(42)
 
 
@@ -21,6 +19,7 @@ def A(*shape: int) -> np.ndarray:
 
 
 # ----- convolution and pooling ---------------------------------------------------------------------
+@needs_torch
 @pytest.mark.parametrize("kwargs", [{}, {"stride": 2}, {"padding": 1}, {"padding": "same"}, {"padding": "valid"},
                                     {"dilation": 2, "padding": (1, 2)}, {"stride": (2, 1), "padding": (0, 1)}])
 def test_conv2d_matches_torch(kwargs: dict) -> None:
@@ -28,6 +27,7 @@ def test_conv2d_matches_torch(kwargs: dict) -> None:
             A(2, 3, 7, 8), A(4, 3, 3, 2), A(4))
 
 
+@needs_torch
 def test_conv2d_groups_and_unbatched() -> None:
     compare(lambda x, w: F.conv2d(x, w, groups=2), lambda x, w: TF.conv2d(x, w, groups=2), A(2, 4, 5, 5),
             A(6, 2, 3, 3))
@@ -35,11 +35,13 @@ def test_conv2d_groups_and_unbatched() -> None:
             dilation=2), A(3, 6, 6), A(2, 3, 4, 4))
 
 
+@needs_torch
 def test_conv1d_matches_torch() -> None:
     compare(lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1, dilation=2),
             lambda x, w, b: TF.conv1d(x, w, b, stride=2, padding=1, dilation=2), A(2, 3, 11), A(5, 3, 3), A(5))
 
 
+@needs_torch
 @pytest.mark.parametrize("kwargs", [{}, {"stride": 2, "output_padding": 1}, {"stride": (2, 3), "padding": 1},
                                     {"groups": 2, "dilation": 2}])
 def test_conv_transpose2d_matches_torch(kwargs: dict) -> None:
@@ -47,6 +49,7 @@ def test_conv_transpose2d_matches_torch(kwargs: dict) -> None:
             **kwargs), A(2, 4, 4, 5), A(4, 3, 3, 3), A(3 * (2 if kwargs.get("groups") else 1)))
 
 
+@needs_torch
 @pytest.mark.parametrize("kwargs", [{}, {"stride": 1}, {"padding": 1}, {"ceil_mode": True}, {"dilation": 2},
                                     {"stride": (2, 1), "padding": (1, 0), "ceil_mode": True}])
 def test_max_pool2d_matches_torch(kwargs: dict) -> None:
@@ -57,13 +60,18 @@ def test_max_pool2d_matches_torch(kwargs: dict) -> None:
     np.testing.assert_array_equal(indices.data, expected.numpy())
 
 
-def test_max_pool1d_and_ties() -> None:
+@needs_torch
+def test_max_pool1d_matches_torch() -> None:
     compare(lambda x: F.max_pool1d(x, 2), lambda x: TF.max_pool1d(x, 2), A(2, 3, 8))
+
+
+def test_max_pool1d_ties() -> None:
     x = fg.tensor([[[1.0, 1.0, 0.0, 2.0]]], requires_grad=True)
     F.max_pool1d(x, 2).sum().backward()
     np.testing.assert_array_equal(x.grad.data, [[[1.0, 0.0, 0.0, 1.0]]])  # the first maximum takes g, as torch
 
 
+@needs_torch
 @pytest.mark.parametrize("kwargs", [{}, {"stride": 1}, {"padding": 1}, {"padding": 1, "count_include_pad": False},
                                     {"ceil_mode": True}, {"ceil_mode": True, "padding": 1, "count_include_pad": False},
                                     {"divisor_override": 3}])
@@ -72,6 +80,7 @@ def test_avg_pool2d_matches_torch(kwargs: dict) -> None:
     compare(lambda x: F.avg_pool2d(x, 3, **kwargs), lambda x: TF.avg_pool2d(x, 3, **kwargs), A(2, 3, 8, 7))
 
 
+@needs_torch
 def test_avg_pool1d_adaptive_and_unfold_match_torch() -> None:
     compare(lambda x: F.avg_pool1d(x, 3, 2, 1), lambda x: TF.avg_pool1d(x, 3, 2, 1), A(2, 3, 9))
     compare(lambda x: F.adaptive_avg_pool2d(x, (3, 4)), lambda x: TF.adaptive_avg_pool2d(x, (3, 4)), A(2, 3, 7, 9))
@@ -116,28 +125,40 @@ def test_errors(call, message: str) -> None:
 
 
 # ----- activations and layers -------------------------------------------------------------------------
-@pytest.mark.parametrize("name,args", [("relu", ()), ("leaky_relu", (0.2,)), ("elu", (0.7,)), ("gelu", ()),
-                                       ("silu", ()), ("sigmoid", ()), ("tanh", ()), ("softplus", (2.0, 3.0)),
-                                       ("softmax", (1,)), ("log_softmax", (0,))])
+ACTIVATIONS = [("relu", ()), ("leaky_relu", (0.2,)), ("elu", (0.7,)), ("gelu", ()), ("silu", ()), ("sigmoid", ()),
+               ("tanh", ()), ("softplus", (2.0, 3.0)), ("softmax", (1,)), ("log_softmax", (0,))]
+
+
+@needs_torch
+@pytest.mark.parametrize("name,args", ACTIVATIONS)
 def test_activations_match_torch(name: str, args: tuple) -> None:
-    x = A(4, 5) * 3
-    compare(lambda t: getattr(F, name)(t, *args), lambda t: getattr(TF, name)(t, *args), x)
-    t = fg.tensor(x, requires_grad=True)
+    compare(lambda t: getattr(F, name)(t, *args), lambda t: getattr(TF, name)(t, *args), A(4, 5) * 3)
+
+
+@needs_torch
+def test_gelu_tanh_matches_torch() -> None:
+    compare(lambda t: F.gelu(t, approximate="tanh"), lambda t: TF.gelu(t, approximate="tanh"), A(3, 4))
+
+
+@pytest.mark.parametrize("name,args", ACTIVATIONS)
+def test_activations_second_derivatives(name: str, args: tuple) -> None:
+    t = fg.tensor(A(4, 5) * 3, requires_grad=True)
     assert gradgradcheck(lambda t: getattr(F, name)(t, *args), (t,))
 
 
-def test_gelu_tanh_and_large_inputs_stay_finite() -> None:
-    compare(lambda t: F.gelu(t, approximate="tanh"), lambda t: TF.gelu(t, approximate="tanh"), A(3, 4))
+def test_large_inputs_stay_finite() -> None:
     x = fg.tensor([-800.0, 0.0, 800.0], requires_grad=True)
     (F.softplus(x) + F.elu(x)).sum().backward()
     assert np.all(np.isfinite(x.grad.data))
 
 
+@needs_torch
 def test_linear_bilinear_match_torch() -> None:
     compare(F.linear, TF.linear, A(3, 4), A(5, 4), A(5))
     compare(F.bilinear, TF.bilinear, A(3, 2), A(3, 4), A(5, 2, 4), A(5))
 
 
+@needs_torch
 def test_norms_match_torch() -> None:
     compare(lambda x, w, b: F.layer_norm(x, (3, 4), w, b), lambda x, w, b: TF.layer_norm(x, (3, 4), w, b),
             A(2, 3, 4), A(3, 4), A(3, 4))
@@ -147,6 +168,7 @@ def test_norms_match_torch() -> None:
             lambda x, w, b: TF.batch_norm(x, None, None, w, b, training=True), A(5, 3, 2, 2), A(3), A(3))
 
 
+@needs_torch
 def test_batch_norm_running_statistics() -> None:
     x = A(6, 3)
     rm, rv = fg.zeros(3), fg.ones(3)
@@ -155,8 +177,11 @@ def test_batch_norm_running_statistics() -> None:
     TF.batch_norm(torch.tensor(x), trm, trv, training=True, momentum=0.3)
     np.testing.assert_allclose(rm.data, trm.numpy())
     np.testing.assert_allclose(rv.data, trv.numpy())
+
+
+def test_batch_norm_needs_more_than_one_value_per_channel() -> None:
     with pytest.raises(ValueError, match="Expected more than 1 value per channel"):
-        F.batch_norm(fg.ones(1, 3), rm, rv, training=True)
+        F.batch_norm(fg.ones(1, 3), fg.zeros(3), fg.ones(3), training=True)
 
 
 def test_dropout_is_seeded_and_scaled() -> None:
@@ -173,17 +198,23 @@ def test_dropout_is_seeded_and_scaled() -> None:
         F.dropout(x, 1.5)
 
 
-def test_embedding_and_one_hot() -> None:
+@needs_torch
+def test_embedding_and_one_hot_match_torch() -> None:
     idx = np.array([[0, 2], [1, 2]])
     compare(lambda w: F.embedding(fg.tensor(idx), w, padding_idx=2), lambda w: TF.embedding(torch.tensor(idx), w,
             padding_idx=2), A(4, 3))
     np.testing.assert_array_equal(F.one_hot(fg.tensor([0, 2]), 4).data, TF.one_hot(torch.tensor([0, 2]), 4).numpy())
+
+
+def test_one_hot() -> None:
+    np.testing.assert_array_equal(F.one_hot(fg.tensor([0, 2]), 4).data, [[1, 0, 0, 0], [0, 0, 1, 0]])
     assert F.one_hot(fg.tensor([0, 2])).shape == (2, 3)
     with pytest.raises(RuntimeError, match="smaller than num_classes"):
         F.one_hot(fg.tensor([0, 5]), 3)
 
 
 # ----- losses --------------------------------------------------------------------------------------
+@needs_torch
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("name,kwargs", [("mse_loss", {}), ("l1_loss", {}), ("smooth_l1_loss", {"beta": 0.5}),
                                          ("huber_loss", {"delta": 0.7})])
@@ -192,6 +223,7 @@ def test_regression_losses_match_torch(name: str, kwargs: dict, reduction: str) 
             lambda x, y: getattr(TF, name)(x, y, reduction=reduction, **kwargs), A(4, 3), A(4, 3))
 
 
+@needs_torch
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("smoothing", [0.0, 0.2])
@@ -209,16 +241,21 @@ def test_nll_and_cross_entropy_match_torch(reduction: str, weighted: bool, smoot
             A(5, 4), rng.dirichlet(np.ones(4), 5))
 
 
-def test_cross_entropy_spatial_and_errors() -> None:
+@needs_torch
+def test_cross_entropy_spatial_matches_torch() -> None:
     target = rng.integers(0, 3, size=(2, 4, 4))
     compare(lambda x: F.cross_entropy(x, fg.tensor(target)), lambda x: TF.cross_entropy(x, torch.tensor(target)),
             A(2, 3, 4, 4))
+
+
+def test_loss_errors() -> None:
     with pytest.raises(IndexError, match="Target 5 is out of bounds"):
         F.nll_loss(fg.zeros(2, 3), fg.tensor([0, 5]))
     with pytest.raises(ValueError, match="not a valid value for reduction"):
         F.mse_loss(fg.zeros(2), fg.zeros(2), reduction="foo")
 
 
+@needs_torch
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_binary_losses_match_torch(reduction: str) -> None:
     p, t, w = rng.uniform(0.05, 0.95, (4, 3)), rng.uniform(0, 1, (4, 3)), rng.uniform(0.5, 2, (4, 3))
@@ -228,11 +265,15 @@ def test_binary_losses_match_torch(reduction: str) -> None:
     compare(lambda x, y: F.binary_cross_entropy_with_logits(x, y, w, reduction=reduction, pos_weight=pw),
             lambda x, y: TF.binary_cross_entropy_with_logits(x, y, torch.tensor(w), reduction=reduction,
                                                               pos_weight=torch.tensor(pw)), A(4, 3) * 3, t)
+
+
+def test_binary_cross_entropy_with_logits_gradient_by_hand() -> None:
     x = fg.tensor([0.0, 50.0, -50.0], requires_grad=True)
     F.binary_cross_entropy_with_logits(x, fg.tensor([1.0, 0.0, 1.0]), reduction="sum").backward()
     np.testing.assert_allclose(x.grad.data, [-0.5, 1.0, -1.0])  # sigmoid(x) - t, smooth at 0
 
 
+@needs_torch
 @pytest.mark.parametrize("reduction", ["batchmean", "sum", "none", "mean"])
 def test_kl_div_matches_torch(reduction: str) -> None:
     t = rng.dirichlet(np.ones(4), 3)

@@ -8,8 +8,7 @@ import pytest
 import funcgrad as fg
 from funcgrad import nn
 from funcgrad.check import gradcheck, gradgradcheck
-
-torch = pytest.importorskip("torch")
+from tests.nn.torch_compare import needs_torch, torch
 
 rng = np.random.default_rng(3)
 
@@ -37,6 +36,7 @@ PAIRS = [
 ]
 
 
+@needs_torch
 @pytest.mark.parametrize("make,shapes", PAIRS)
 def test_layer_matches_torch(make, shapes) -> None:
     theirs = make(torch.nn).double()
@@ -88,12 +88,16 @@ def test_init_functions() -> None:
     np.testing.assert_array_equal(a.data, b.data)
 
 
-def test_train_eval_dropout_and_batchnorm() -> None:
+def test_train_eval_dropout() -> None:
     drop = nn.Dropout(0.5, generator=fg.Generator(0))
     x = fg.ones(100)
     assert (drop(x).data == 0).any()
     drop.eval()
     assert drop(x) is x
+
+
+@needs_torch
+def test_train_eval_batchnorm_matches_torch() -> None:
     bn, tbn = nn.BatchNorm2d(3, momentum=None), torch.nn.BatchNorm2d(3, momentum=None).double()
     for _ in range(3):
         data = rng.normal(size=(4, 3, 2, 2)) * 2 + 1

@@ -9,8 +9,7 @@ import pytest
 
 import funcgrad as fg
 from funcgrad import nn
-
-torch = pytest.importorskip("torch")
+from tests.nn.torch_compare import needs_torch, torch
 
 
 class Net(nn.Module):
@@ -100,6 +99,7 @@ def test_modes_grads_dtype_apply_and_deepcopy() -> None:
     np.testing.assert_array_equal(clone.fc1.weight.data, net.fc1.weight.data)
 
 
+@needs_torch
 def test_repr_like_torch() -> None:
     model = nn.Sequential(nn.Conv2d(1, 20, 5), nn.ReLU(), nn.MaxPool2d(2),
                           nn.ModuleDict({"head": nn.Linear(800, 10)}), nn.Dropout(0.25))
@@ -158,6 +158,7 @@ def _arrays(grads):
     return tuple(None if g is None else np.asarray(g.detach() if hasattr(g, "detach") else g) for g in grads)
 
 
+@needs_torch
 @pytest.mark.parametrize("kind", ["linear", "conv"])
 @pytest.mark.parametrize("input_grad", [True, False])
 def test_full_backward_hooks_match_torch(kind: str, input_grad: bool) -> None:
@@ -216,6 +217,7 @@ def test_old_backward_hook_sees_the_last_nodes_gradients() -> None:
     assert seen and seen[0][1] == [(4, 2)]
 
 
+@needs_torch
 def test_full_backward_hooks_with_mixed_inputs_and_outputs_match_torch() -> None:
     """A non-tensor argument gets None, a tensor that needs no gradient zeros, an unused output None."""
     reports = []

@@ -13,8 +13,7 @@ from funcgrad.autograd import Function
 from funcgrad.check import gradcheck, gradgradcheck
 from funcgrad.func import functional_call, grad, jacrev
 from funcgrad.nn import functional as F
-
-torch = pytest.importorskip("torch")
+from tests.nn.torch_compare import needs_torch, torch
 
 
 class Net(nn.Module):
@@ -36,26 +35,28 @@ class Net(nn.Module):
         return F.log_softmax(x, dim=1)
 
 
-class TorchNet(torch.nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.conv1 = torch.nn.Conv2d(1, 20, 5, 1)
-        self.conv2 = torch.nn.Conv2d(20, 50, 5, 1)
-        self.fc1 = torch.nn.Linear(4 * 4 * 50, 500)
-        self.fc2 = torch.nn.Linear(500, 10)
+if torch is not None:
+    class TorchNet(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv1 = torch.nn.Conv2d(1, 20, 5, 1)
+            self.conv2 = torch.nn.Conv2d(20, 50, 5, 1)
+            self.fc1 = torch.nn.Linear(4 * 4 * 50, 500)
+            self.fc2 = torch.nn.Linear(500, 10)
 
-    def forward(self, x):
-        TF = torch.nn.functional
-        x = TF.max_pool2d(TF.relu(self.conv1(x)), 2, 2)
-        x = TF.max_pool2d(TF.relu(self.conv2(x)), 2, 2)
-        x = TF.relu(self.fc1(x.view(-1, 4 * 4 * 50)))
-        return TF.log_softmax(self.fc2(x), dim=1)
+        def forward(self, x):
+            TF = torch.nn.functional
+            x = TF.max_pool2d(TF.relu(self.conv1(x)), 2, 2)
+            x = TF.max_pool2d(TF.relu(self.conv2(x)), 2, 2)
+            x = TF.relu(self.fc1(x.view(-1, 4 * 4 * 50)))
+            return TF.log_softmax(self.fc2(x), dim=1)
 
 
 def _shapes(grads):
     return [None if g is None else tuple(g.shape) for g in grads]
 
 
+@needs_torch
 def test_mnist_net_hooks_report_what_torch_reports() -> None:
     ours, theirs = Net(), TorchNet().double()
     ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
@@ -145,6 +146,7 @@ def test_scipy_conv2d_module() -> None:
     assert gradgradcheck(lambda t: conv(t[None, None]), (x2,))
 
 
+@needs_torch
 def test_jacobian_through_linear_and_avg_pool() -> None:
     ours, theirs = nn.Linear(3, 2), torch.nn.Linear(3, 2).double()
     ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})

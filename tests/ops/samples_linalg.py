@@ -44,3 +44,10 @@ SAMPLES: dict[str, list[S]] = {
 }
 SAMPLES["linalg_vector_norm"] = SAMPLES["linalg_vector_norm"] + [  # complex values: real norms, as torch
     S(C(4)), S(C(2, 3), 1, 1), S(C(2, 3), 0.5, -1), S(C(2, 3), np.inf, 0)]
+COMPLEX: dict[str, list[S]] = {  # complex matrices: well conditioned, gradients with A^{-H} (as torch)
+    "linalg_inv": [S(W(3, 3) + 0.3j * A(3, 3))], "linalg_det": [S(W(3, 3) + 0.3j * A(3, 3))],
+    "linalg_solve": [S(W(3, 3) + 0.3j * A(3, 3), C(3)), S(W(2, 3, 3) + 0.3j * A(3, 3), C(3, 2)),
+                     S(W(3, 3), C(3))],
+}
+for _name, _cases in COMPLEX.items():
+    SAMPLES[_name] = SAMPLES[_name] + _cases

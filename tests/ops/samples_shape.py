@@ -1,6 +1,6 @@
 """Samples of shape and view ops (funcgrad/ops/derivatives/shape.py)."""
 
-from tests.ops.sampling import A, P, S, away_from  # noqa: F401
+from tests.ops.sampling import A, C, P, S, away_from  # noqa: F401
 
 SAMPLES: dict[str, list[S]] = {
     # ----- reshaping views --------------------------------------------------------------------------
@@ -25,4 +25,5 @@ SAMPLES: dict[str, list[S]] = {
     "triu": [S(A(3, 4)), S(A(2, 3, 3), 1), S(A(4, 3), -1)],
     "tril": [S(A(3, 4)), S(A(2, 3, 3), -1)],
     "trace": [S(A(3, 3)), S(A(2, 4))],
+    "view_as_real": [S(C(3)), S(C(2, 3))], "view_as_complex": [S(A(3, 2)), S(A(2, 1, 2))],
 }

@@ -7,8 +7,7 @@ import pytest
 
 import funcgrad as fg
 from funcgrad import optim
-
-torch = pytest.importorskip("torch")
+from tests.nn.torch_compare import needs_torch, torch
 
 CASES = [
     ("SGD", {"lr": 0.1}),
@@ -31,6 +30,7 @@ def _loss(w, b, x):
     return ((x @ w + b).tanh() ** 2).sum()
 
 
+@needs_torch
 @pytest.mark.parametrize("name,kwargs", CASES)
 def test_steps_match_torch(name: str, kwargs: dict) -> None:
     rng = np.random.default_rng(0)
@@ -92,6 +92,7 @@ def test_param_groups_state_dict_and_zero_grad() -> None:
         optim.SGD([], lr=0.1)
 
 
+@needs_torch
 @pytest.mark.parametrize("name,kwargs", [("StepLR", {"step_size": 3, "gamma": 0.5}), ("ExponentialLR", {"gamma": 0.9}),
                                          ("CosineAnnealingLR", {"T_max": 5, "eta_min": 0.01}),
                                          ("LambdaLR", {"lr_lambda": lambda e: 1 / (e + 1)})])
@@ -107,6 +108,7 @@ def test_schedulers_match_torch(name: str, kwargs: dict) -> None:
         theirs.step()
 
 
+@needs_torch
 def test_reduce_lr_on_plateau_matches_torch() -> None:
     ours = optim.lr_scheduler.ReduceLROnPlateau(optim.SGD([fg.ones(1, requires_grad=True)], lr=1.0), patience=1,
                                                 factor=0.5, cooldown=1, min_lr=0.1)

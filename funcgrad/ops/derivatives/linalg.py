@@ -186,6 +186,8 @@ def _cofactor(A, det):
     try:
         return _matrix_scale(det) * R.mT(linalg_inv(A))
     except LinAlgError:
+        if R.is_complex(A):
+            raise RuntimeError("linalg.det: the gradient at a singular complex matrix is not implemented") from None
         U, S, Vh = linalg_svd(A)
         others = F.prod(F.where(np.eye(S.shape[-1], dtype=bool), 1.0, R.as_row(S)), -1)  # prod_{j != i} S_j
         sign = R.constant(F.sign(linalg_det(U) * linalg_det(Vh)))  # det(U V^T) = +-1, piecewise constant
@@ -204,8 +206,9 @@ def _inverse_t(A):
 
 
 def det_grad(g, A, out):
-    """d det(A)/dA = cofactor(A) = det(A) A^{-T} (A invertible); the adjugate's transpose at a singular A."""
-    return _matrix_scale(g) * _cofactor(A, out)
+    """d det(A)/dA = cofactor(A) = det(A) A^{-T} (A invertible), conjugated for complex A (as torch); the
+    adjugate's transpose at a singular (real) A."""
+    return _matrix_scale(g) * F.conj(_cofactor(A, out))
 
 
 def slogdet_grad(g, A):
@@ -214,18 +217,18 @@ def slogdet_grad(g, A):
 
 
 def solve_B_grad(g, A, B_shape):
-    """X = A^{-1} B: gB = A^{-T} g, solved, not inverted."""
+    """X = A^{-1} B: gB = A^{-H} g, solved, not inverted (A^{-T} for real A)."""
     vector = _is_vector_rhs(np.shape(A), B_shape)
-    gB = linalg_solve(R.mT(A), R.as_column(g) if vector else g)  # a column keeps batched vector g unambiguous
+    gB = linalg_solve(R.mH(A), R.as_column(g) if vector else g)  # a column keeps batched vector g unambiguous
     return F.reshape(gB, tuple(gB.shape[:-1])) if vector else gB
 
 
 def solve_A_grad(g, A, out, B_shape):
-    """X = A^{-1} B: gA = -gB X^T with gB = A^{-T} g."""
+    """X = A^{-1} B: gA = -gB X^H with gB = A^{-H} g."""
     gB = solve_B_grad(g, A, B_shape)
     if _is_vector_rhs(np.shape(A), B_shape):
-        return -(R.as_column(gB) * R.as_row(out))
-    return -(gB @ R.mT(out))
+        return -(R.as_column(gB) * R.as_row(F.conj(out)))
+    return -(gB @ R.mH(out))
 
 
 def cholesky_grad(g, out):
@@ -462,7 +465,7 @@ def vector_norm_jvp(x_t, x, out, ord, dim, keepdim):  # noqa: A002
 
 
 # ----- the table ------------------------------------------------------------------------------
-linalg_inv      = defop("linalg_inv",      _inv,      A=lambda g, out: -(R.mT(out) @ g @ R.mT(out)),
+linalg_inv      = defop("linalg_inv",      _inv,      A=lambda g, out: -(R.mH(out) @ g @ R.mH(out)),
                         jvp=lambda A_t, out: -(out @ A_t @ out))
 linalg_det      = defop("linalg_det",      _det,      A=det_grad, jvp=det_jvp)
 linalg_slogdet  = defop("linalg_slogdet",  _slogdet,  A=slogdet_grad, multi_output=True, jvp=slogdet_jvp)
@@ -490,5 +493,6 @@ def logdet(x):
     sign, logabsdet = linalg_slogdet(x)
     return F.where(F.lt(sign, 0), np.nan, logabsdet)
 
-# ----- complex inputs: the vector norm is real, its gradient that of a real function of z (as torch) ---------
-allow_complex(linalg_vector_norm)
+# ----- complex inputs: inv, det and solve conjugate (A^{-H}), as torch; the vector norm is real, its gradient ----
+# that of a real function of z. The other decompositions raise for complex values.
+allow_complex(linalg_vector_norm, linalg_inv, linalg_det, linalg_solve)

@@ -205,6 +205,22 @@ def _trace(x):
     return np.trace(x)
 
 
+def _view_as_real(x):
+    """A complex tensor as (real, imaginary) pairs in a new last dim of size 2 (a copy; torch's is a view)."""
+    if np.result_type(x).kind != "c":
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return np.stack([np.real(x), np.imag(x)], -1)
+
+
+def _view_as_complex(x):
+    """Pairs (real, imaginary) in a last dim of size 2 as complex numbers (a copy; torch's is a view)."""
+    if np.shape(x)[-1:] != (2,):
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    if np.result_type(x).kind != "f":
+        raise RuntimeError(f"view_as_complex is only supported for floating point tensors, but got {np.result_type(x)}")
+    return x[..., 0] + 1j * x[..., 1]
+
+
 def _check_matrix(name, x):
     if np.ndim(x) < 2:
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
@@ -322,6 +338,11 @@ tril   = defop("tril",   _tril,   x=lambda g, diagonal: F.tril(g, diagonal), jvp
 trace  = defop("trace",  _trace,  x=lambda g, x_shape: F.reshape(g, np.shape(g) + (1, 1)) * np.eye(*x_shape),
                jvp=lambda x_t: F.sum(F.diagonal(x_t, 0, -2, -1), -1))
 
+view_as_real    = defop("view_as_real",    _view_as_real,    x=lambda g: F.view_as_complex(g),
+                        jvp=lambda x_t: F.view_as_real(F.to_copy(x_t, np.complex128) if not R.is_complex(x_t) else x_t))
+view_as_complex = defop("view_as_complex", _view_as_complex, x=lambda g: F.view_as_real(g),
+                        jvp=lambda x_t: F.view_as_complex(x_t))
+
 
 # ----- compositions -----------------------------------------------------------------------------
 @composite
@@ -392,4 +413,4 @@ def _flip_method(self: Any, *dims: Any) -> Any:
 
 # ----- complex inputs: these rules only move, copy or sum values, so they hold as they are --------
 allow_complex(reshape, view, flatten, unflatten, squeeze, unsqueeze, broadcast_to, expand, permute, transpose, movedim,
-              diagonal, repeat, flip, roll, diag, triu, tril, trace)
+              diagonal, repeat, flip, roll, diag, triu, tril, trace, view_as_real, view_as_complex)
