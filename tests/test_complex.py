@@ -258,7 +258,7 @@ SAFE: dict[str, tuple[Callable[..., Any], tuple[float, float], float]] = {  # op
     "sqrt": (fg.sqrt, (0.3, 3), 2), "tanh": (fg.tanh, (-1, 1), 0.5), "sin": (fg.sin, (-2, 2), 1),
     "reciprocal": (fg.reciprocal, (0.5, 2), 2), "abs": (fg.abs, (0.3, 2), 2), "angle": (fg.angle, (0.3, 2), 2),
     "sgn": (fg.sgn, (0.3, 2), 2), "norm": (lambda z: fg.norm(z), (0.3, 2), 2),
-    "prod": (lambda z: fg.prod(z), (-2, 2), 2),
+    "prod": (lambda z: fg.prod(z), (0.3, 2), 2),  # away from 0: a subnormal factor overflows 1/z, as in torch
     "matmul": (lambda z: fg.outer(z.flatten(), z.flatten()) @ z.flatten(), (-2, 2), 2),
 }
 
