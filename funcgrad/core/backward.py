@@ -1,7 +1,7 @@
 """``backward`` and ``grad``: argument checking and seeding, each a few lines over ``run_backward``."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -12,7 +12,7 @@ from funcgrad.core.engine import run_backward
 from funcgrad.core.structured import Structured
 from funcgrad.core.tensor import Tensor
 
-__all__ = ["backward", "grad"]
+__all__ = ["backward", "grad", "zero_grads"]
 
 _Tensors = Tensor | Sequence[Tensor]
 
@@ -158,3 +158,16 @@ def _check_inputs(inputs: tuple[Any, ...]) -> None:
         if not t.requires_grad:
             raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad; "
                                "call requires_grad_() on it or leave it out of inputs")
+
+
+def zero_grads(tensors: Iterable[Tensor], set_to_none: bool = True) -> None:
+    """Reset the ``.grad`` of ``tensors`` (what ``Module.zero_grad`` and ``Optimizer.zero_grad`` do): to None,
+    or to zeros in place, cut from any graph, as torch."""
+    for t in tensors:
+        if t.grad is None:
+            continue
+        if set_to_none:
+            t.grad = None
+        else:
+            t.grad = t.grad.detach() if t.grad.grad_fn is not None else t.grad
+            t.grad.zero_()

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.core.backward import zero_grads
 from funcgrad.core.grad_mode import enable_grad, no_grad
 from funcgrad.core.tensor import Tensor
 
@@ -87,15 +88,7 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all parameters: to None (default), or to zeros in place."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:  # zeroed in place, cut from any graph, as torch
-                    p.grad = p.grad.detach() if p.grad.grad_fn is not None else p.grad
-                    p.grad.zero_()
+        zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient; ``closure`` (re-evaluating the loss) is called first."""

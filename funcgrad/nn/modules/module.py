@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from funcgrad.core.backward import zero_grads
 from funcgrad.core.grad_mode import is_grad_enabled, no_grad
 from funcgrad.core.graph import RemovableHandle, add_hook
 from funcgrad.core.tensor import Tensor
@@ -258,14 +259,7 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the parameters' gradients: to None (default), or to zeros in place."""
-        for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:  # zeroed in place, cut from any graph, as torch
-                p.grad = p.grad.detach() if p.grad.grad_fn is not None else p.grad
-                p.grad.zero_()
+        zero_grads(self.parameters(), set_to_none)
 
     def apply(self, fn: Callable[[Module], Any]) -> Module:
         """Call ``fn`` on every child (recursively), then on this module; return self."""
