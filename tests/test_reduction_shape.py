@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes
 
 import funcgrad as fg
+import funcgrad.func as ff
 from funcgrad.check import gradcheck
 from tests.budget import examples
 
@@ -232,3 +233,13 @@ def test_reductions_over_random_shapes_and_dims(case: tuple[np.ndarray, tuple[in
     out = fg.softmax(x, dims[0])
     np.testing.assert_allclose(out.sum(dims[0]).data, 1.0)
     assert gradcheck(lambda t: fg.softmax(t, dims[0]), (x,))
+
+
+@pytest.mark.parametrize("values", [[0.5, 3.2e-16, 2.0], [0.0, 1.0, 3.2e-16], [0.3, -1e-4, 1.0, 2.0]])
+def test_prod_third_derivative_with_a_tiny_entry(values: list[float]) -> None:
+    # prod's zero-safe rule runs through cumprod, whose rule divided by x_i: differentiated twice more, that
+    # cancels terms of size 1/x_i (the first case gave an error of 1.0); reverse mode must match forward mode
+    x = np.array(values)
+    reverse = ff.jacrev(ff.jacrev(ff.jacrev(lambda t: fg.prod(fg.sin(t)))))(x)
+    forward = ff.jacfwd(ff.jacfwd(ff.jacfwd(lambda t: fg.prod(fg.sin(t)))))(x)
+    np.testing.assert_allclose(reverse, forward, atol=1e-12)

@@ -184,13 +184,15 @@ def _reverse_cumsum(t, dims):
 def _cumprod_grad(g, x, out, dim):
     """grad_i = sum_{k >= i} g_k conj(prod_{j <= k, j != i} x_j).
 
-    Without zeros in x that is reverse_cumsum(g * out)_i / x_i. With zeros the products are formed
-    from an (n, n) table whose row i has x_i replaced by 1, costing O(n^2) but never dividing.
+    When every |x_i| is within 1e3 of the largest that is reverse_cumsum(g * out)_i / x_i. Otherwise (zeros,
+    or entries so small that differentiating the division again would cancel terms of size 1/x_i) the
+    products are formed from an (n, n) table whose row i has x_i replaced by 1: O(n^2), never dividing.
     """
     dims = _dims_from_end(dim, x.ndim)
     if not dims:
         return g
-    if not F.sum(F.eq(x, 0)):
+    size = F.abs(x)
+    if not F.sum(size < 1e-3 * F.amax(size)):
         return _reverse_cumsum(g * F.conj(out), dims) / F.conj(x)
     d = dims[0]
     summed = F.sum(F.unsqueeze(F.movedim(g, d, -1), -2) * F.conj(_cumprod_partials(x, d)), -1)  # (*batch, ..., i)
