@@ -22,6 +22,7 @@ __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks"]
 
 _sequence = itertools.count()
 next_sequence_nr = _sequence.__next__
+next_sink_nr = itertools.count(-1, -1).__next__
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they "
@@ -259,8 +260,9 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable: Tensor) -> None:
         super().__init__()
-        # created lazily, possibly after its consumers: as a sink it simply runs last
-        self.sequence_nr = -1
+        # created lazily, possibly after its consumers: as a sink it simply runs last (numbered -1, -2, ...:
+        # distinct, so the engine's heap never compares two nodes)
+        self.sequence_nr = next_sink_nr()
         self.variable = variable
 
     def apply(self, grad_outputs: list[Any], as_tensors: bool) -> Sequence[Any]:
