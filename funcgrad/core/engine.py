@@ -16,7 +16,7 @@ import numpy as np
 
 from funcgrad.core.dispatch import DISPATCH
 from funcgrad.core.grad_mode import STATE
-from funcgrad.core.graph import AccumulateGrad, Node, checked_hook_result, checked_hook_results
+from funcgrad.core.graph import FREED, AccumulateGrad, Node, checked_hook_result, checked_hook_results
 from funcgrad.core.tensor import Tensor
 
 __all__ = ["run_backward", "register_gradient_space"]
@@ -144,7 +144,7 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
             if node._hooks is not None and node._hooks.post:
                 grads_in = _run_post_hooks(node, grads_in, grads, tensors)
             if not retain_graph and node._saved:
-                node.release()
+                node._saved = FREED  # (Node.release, inline)
             for (nxt, nr), g, meta in zip(node.next_functions, grads_in, node._shapes):
                 if nxt is None or g is None or (run is not None and nxt not in allowed):
                     continue

@@ -160,6 +160,8 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
     plan = tuple((p, users, p in positions) for p, users in zip(spec.saved_positions, spec.saved_users))
     saves_input = one and spec.saved_positions == (first,)  # e.g. sin, log: save x
     saves_output = one and spec.saved_positions == (-1,)   # e.g. exp, tanh: save the result
+    # e.g. mul, matmul: x's rule reads y, y's rule reads x
+    crosswise = pair and plan == ((second, (1,), True), (first, (0,), True))
     new = object.__new__
     ndarray = np.ndarray
     known = _METADATA.get
@@ -223,6 +225,12 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
             node._versions = (counter,)
         elif not plan:
             node._saved = node._versions = ()
+        elif crosswise:
+            for_x = b if edge_a is not NO_EDGE else None
+            for_y = a if edge_b is not NO_EDGE else None
+            node._saved = (for_x, for_y)
+            node._versions = (for_x._version_counter[0] if isinstance(for_x, Tensor) else _version(for_x),
+                              for_y._version_counter[0] if isinstance(for_y, Tensor) else _version(for_y))
         else:
             node._saved, node._versions = _saved(plan, args, edges, result.data, counter)
         return result
@@ -267,11 +275,10 @@ def _saved(plan: tuple[tuple[int, tuple[int, ...], bool], ...], args: tuple[Any,
             saved.append(value)
             if not tensor:  # dim, keepdim, ...
                 versions.append(None)
-            elif type(value) is Tensor:
+            elif isinstance(value, Tensor):
                 versions.append(value._version_counter[0])
             else:
-                kind = type(value)
-                versions.append(None if kind is float or kind is int else saved_version(value))
+                versions.append(_version(value))
         elif p == -1:  # the op's own output: its array, checked through its version counter (saved at 0)
             saved.append(output)
             versions.append(counter)
@@ -371,6 +378,12 @@ def _sequence_or_multi_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any]
         return results if multi else result
 
     return record
+
+
+def _version(value: Any) -> Any:
+    """The version to check a saved non-Tensor value against (None for numbers, arrays and None)."""
+    kind = type(value)
+    return None if kind is float or kind is int or value is None else saved_version(value)
 
 
 def _has_complex(metas: tuple[Any, ...]) -> bool:
