@@ -131,7 +131,8 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
             grads = slots.pop(node)  # popped now so its memory goes as soon as it is used
             if owned:
                 pending.forget(node, len(grads))
-            if node._hooks is not None:
+            hooks = node._hooks
+            if hooks is not None:
                 grads = _run_pre_hooks(node, grads, tensors)
             if captures:
                 wanted = captures.get(node)
@@ -139,27 +140,25 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
                     _capture(node, grads, wanted, captured, tensors, hooked=not accumulate)
                 if node not in run:  # type: ignore[operator]
                     continue
-            grads_in = (DISPATCH.run_node(node, grads, tensors) if DISPATCH.active
-                        else node.apply(grads, tensors))
-            if node._hooks is not None and node._hooks.post:
+            grads_in = DISPATCH.run_node(node, grads, tensors) if DISPATCH.active else node.apply(grads, tensors)
+            if hooks is not None and hooks.post:
                 grads_in = _run_post_hooks(node, grads_in, grads, tensors)
-            if not retain_graph and node._saved:
+            if node._saved and not retain_graph:
                 node._saved = FREED  # (Node.release, inline)
             for (nxt, nr), g, meta in zip(node.next_functions, grads_in, node._shapes):
                 if nxt is None or g is None or (run is not None and nxt not in allowed):
                     continue
-                shape, dtype = meta
-                if (g.shape[batch:] if batch else g.shape) != shape:
-                    g = _SPACE.sum_to(g, shape, batch)
-                if g.dtype != dtype:
-                    g = _SPACE.cast(g, dtype)
+                if (g.shape[batch:] if batch else g.shape) != meta[0]:
+                    g = _SPACE.sum_to(g, meta[0], batch)
+                if g.dtype != meta[1]:
+                    g = _SPACE.cast(g, meta[1])
                 if nxt not in slots:
                     heappush(heap, (-nxt.sequence_nr, nxt))
                     if nxt._n_outputs == 1:
                         slots[nxt] = [g]
                         continue
                 pending.add(nxt, nr, g)
-            grads = grads_in = g = None  # hold no gradient here, so AccumulateGrad may take a buffer over
+            grads_in = g = None  # hold no gradient here, so AccumulateGrad may take a buffer over
     finally:
         STATE.grad_enabled = prev
     if inputs is None:

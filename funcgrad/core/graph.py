@@ -197,19 +197,20 @@ class Node:
         if saved is FREED:
             raise RuntimeError(FREED_MESSAGE)
         values = []
+        append = values.append
         for value, version in zip(saved, self._versions):
             if version is None:
-                values.append(value)
-            elif type(version) is list:  # this node's own output, saved at version 0 with its counter
-                if version[0]:
-                    raise version_error(self, value.shape, 0, version)
-                values.append(_own_output(value, self, version) if as_tensors else value)
-            elif type(version) is int and type(value) is not SavedOutput:  # a saved Tensor: the common case, inline
+                append(value)
+            elif version.__class__ is int and value.__class__ is Tensor:  # a saved Tensor: the common case
                 if value._version_counter[0] != version:
                     raise version_error(self, value.data.shape, version, value._version_counter)
-                values.append(value if as_tensors else value.data)
+                append(value if as_tensors else value.data)
+            elif version.__class__ is list:  # this node's own output, saved at version 0 with its counter
+                if version[0]:
+                    raise version_error(self, value.shape, 0, version)
+                append(_own_output(value, self, version) if as_tensors else value)
             else:
-                values.append(self._unpack(value, version, as_tensors))
+                append(self._unpack(value, version, as_tensors))
         return values
 
     def _unpack(self, value: Any, version: Any, as_tensors: bool) -> Any:

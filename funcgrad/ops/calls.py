@@ -283,7 +283,7 @@ def _saved(plan: tuple[tuple[int, tuple[int, ...], bool], ...], args: tuple[Any,
             saved.append(output)
             versions.append(counter)
         else:  # only the shape of an input
-            saved.append(np.shape(args[-p - 2]))
+            saved.append(_shape(args[-p - 2]))
             versions.append(None)
     return tuple(saved), tuple(versions)
 
@@ -364,7 +364,7 @@ def _sequence_or_multi_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any]
                                 None if kind is float or kind is int else saved_version(value))
             elif p < -1:  # only the shape of an input (a tuple of shapes for a sequence input)
                 source = args[-p - 2]
-                saved.append(tuple([np.shape(e) for e in source]) if -p - 2 == seq else np.shape(source))
+                saved.append(tuple([_shape(e) for e in source]) if -p - 2 == seq else _shape(source))
                 versions.append(None)
             elif multi:
                 value = tuple([SavedOutput(r.data, r._version_counter, i) for i, r in enumerate(results)])
@@ -378,6 +378,11 @@ def _sequence_or_multi_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any]
         return results if multi else result
 
     return record
+
+
+def _shape(value: Any) -> tuple[int, ...]:
+    """The shape of an op argument (a Tensor's read directly: ``np.shape`` would dispatch back to funcgrad)."""
+    return value.data.shape if isinstance(value, Tensor) else np.shape(value)
 
 
 def _version(value: Any) -> Any:

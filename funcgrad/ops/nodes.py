@@ -78,10 +78,7 @@ class _UnaryOpNode(_OpNode):
         read = self._read
         if not read:
             return [self._rule(grad_outputs[0])]
-        values = self.unpack_saved(as_tensors)
-        if len(read) == 1:
-            return [self._rule(grad_outputs[0], values[read[0]])]
-        return [self._rule(grad_outputs[0], *[values[i] for i in read])]
+        return [_call(self._rule, grad_outputs[0], self.unpack_saved(as_tensors), read)]
 
 
 class _BinaryOpNode(_OpNode):
@@ -97,8 +94,18 @@ class _BinaryOpNode(_OpNode):
         values = self.unpack_saved(as_tensors) if self._saved else ()
         g = grad_outputs[0]
         (edge_x, _), (edge_y, _) = self.next_functions
-        return [None if edge_x is None else self._rule_x(g, *[values[i] for i in self._read_x]),
-                None if edge_y is None else self._rule_y(g, *[values[i] for i in self._read_y])]
+        return [None if edge_x is None else _call(self._rule_x, g, values, self._read_x),
+                None if edge_y is None else _call(self._rule_y, g, values, self._read_y)]
+
+
+def _call(rule: Any, g: Any, values: Any, read: tuple[int, ...]) -> Any:
+    """``rule(g, *the saved values it reads)``, without building a list for one or two of them."""
+    n = len(read)
+    if n == 1:
+        return rule(g, values[read[0]])
+    if n == 2:
+        return rule(g, values[read[0]], values[read[1]])
+    return rule(g, *[values[i] for i in read]) if n else rule(g)
 
 
 class _SequenceOpNode(_OpNode):
