@@ -196,7 +196,7 @@ class Node:
         saved = self._saved
         if saved is FREED:
             raise RuntimeError(FREED_MESSAGE)
-        values = []
+        values: list[Any] = []
         append = values.append
         for value, version in zip(saved, self._versions):
             if version is None:

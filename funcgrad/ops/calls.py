@@ -22,7 +22,7 @@ from funcgrad.core.views import CreationMeta, mark_view
 if TYPE_CHECKING:
     from funcgrad.ops.registry import OpSpec
 
-NO_EDGE: tuple[None, int] = (None, 0)
+NO_EDGE: Any = (None, 0)  # the edge of an input that needs no gradient
 
 
 def make_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
@@ -175,6 +175,8 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
         node = new(node_class)
         node.sequence_nr = next_sequence_nr()
         node._hooks = None
+        edges: tuple[Any, ...]
+        metas: tuple[Any, ...]
         if one:
             a = args[first]
             fn = a.grad_fn
@@ -240,8 +242,8 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
 
 def _edges(args: tuple[Any, ...], positions: tuple[int, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """The edges of a node whose op reads the tensors at ``positions`` of ``args``, and their inputs' metadata."""
-    edges = []
-    metas = []
+    edges: list[Any] = []
+    metas: list[Any] = []
     for i in positions:
         a = args[i]
         if isinstance(a, Tensor) and a._requires_grad:
