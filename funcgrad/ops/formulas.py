@@ -25,8 +25,8 @@ def pow_base_grad(g: Any, x: Any, y: Any) -> Any:
     if isinstance(y, int | float) and not isinstance(y, bool):
         if y == 2:
             return g * F.conj(2 * x)  # saves the pass that x ** 1 would cost
-        return g * F.conj(y * x ** (y - 1)) if y != 0 else g * 0 * x
-    return F.where(F.eq(y, 0), 0.0, g * F.conj(y * x ** (y - 1)))
+        return g * F.conj(y * F.pow(x, y - 1)) if y != 0 else g * 0 * x
+    return F.where(F.eq(y, 0), 0.0, g * F.conj(y * F.pow(x, y - 1)))
 
 
 def pow_exponent_grad(g: Any, x: Any, y: Any, out: Any) -> Any:
