@@ -1,13 +1,14 @@
 """The backward engine: runs recorded nodes from the roots to the leaves, summing gradients.
 
-Every edge points from a node to one created before it, so running the reachable nodes by
-decreasing ``sequence_nr`` visits every consumer before its producers: no dependency counting
-and no recursion (graphs of 100k+ nodes are fine). The engine knows no op; it only calls
+Every edge points from a node to one created before it, so running the nodes that received a
+gradient by decreasing ``sequence_nr`` (a heap) visits every consumer before its producers: no
+dependency counting and no recursion (graphs of 100k+ nodes are fine). The engine knows no op; it only calls
 ``Node.apply``, reduces broadcast gradients to each input's shape, and runs hooks.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from heapq import heapify, heappop, heappush
 from operator import attrgetter
 from typing import Any
 
@@ -15,7 +16,7 @@ import numpy as np
 
 from funcgrad.core.dispatch import DISPATCH
 from funcgrad.core.grad_mode import STATE
-from funcgrad.core.graph import AccumulateGrad, Node, checked_hook_result, checked_hook_results
+from funcgrad.core.graph import FREED, AccumulateGrad, Node, checked_hook_result, checked_hook_results
 from funcgrad.core.tensor import Tensor
 
 __all__ = ["run_backward", "register_gradient_space"]
@@ -79,6 +80,10 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
                  batch: int = 0) -> list[Any] | None:
     """Send ``root_grads`` back from ``roots`` (Tensors) through the graph.
 
+    Nodes run latest-created first, taken from a heap of the nodes that have received a gradient: a node
+    is only ever visited once something reached it (branches whose gradients are all None are never
+    walked), and plain ``backward`` needs no search of the graph beforehand.
+
     Args:
         roots, root_grads: output tensors and the gradients to start from (arrays, or Tensors when
             ``create_graph``).
@@ -97,34 +102,37 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
     for root, grad in zip(roots, root_grads):
         node, nr = root._edge()
         pending.add(node, nr, grad)
-    order = _reachable(list(pending.slots))
+    slots = pending.slots
 
     captures: dict[Node, list[tuple[int, int]]] = {}  # node -> (output_nr, index in inputs) to capture
     run: set[Node] | None = None
-    targets: set[Node] = set()
     if inputs is not None:
         for i, t in enumerate(inputs):
             node, nr = t._edge()
             captures.setdefault(node, []).append((nr, i))
         targets = set(captures)
-        run = _on_path(order, targets)
+        run = _on_path(_reachable(list(slots)), targets)
         if accumulate:
             run.update(n for n in targets if type(n) is AccumulateGrad)
+        allowed = run | targets  # the nodes a gradient is worth sending to
+        for node in [n for n in slots if n not in allowed]:
+            del slots[node]
     captured: list[Any] = [None] * (len(inputs) if inputs is not None else 0)
-    allowed = None if run is None else run | targets  # the nodes a gradient is worth sending to
 
-    slots = pending.slots
+    heap = [(-node.sequence_nr, node) for node in slots]
+    heapify(heap)
+    owned = pending.owned
     prev = STATE.grad_enabled
     STATE.grad_enabled = create_graph
     tensors = create_graph or DISPATCH.tensor_gradients  # whether rules see Tensors (else arrays)
     try:
-        for node in order:
-            grads = slots.pop(node, None)  # popped now so its memory goes as soon as it is used
-            if grads is None:
-                continue
-            if pending.owned:
+        while heap:
+            node = heappop(heap)[1]
+            grads = slots.pop(node)  # popped now so its memory goes as soon as it is used
+            if owned:
                 pending.forget(node, len(grads))
-            if node._hooks is not None:
+            hooks = node._hooks
+            if hooks is not None:
                 grads = _run_pre_hooks(node, grads, tensors)
             if captures:
                 wanted = captures.get(node)
@@ -132,25 +140,25 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
                     _capture(node, grads, wanted, captured, tensors, hooked=not accumulate)
                 if node not in run:  # type: ignore[operator]
                     continue
-            grads_in = (DISPATCH.run_node(node, grads, tensors) if DISPATCH.active
-                        else node.apply(grads, tensors))
-            if node._hooks is not None and node._hooks.post:
+            grads_in = DISPATCH.run_node(node, grads, tensors) if DISPATCH.active else node.apply(grads, tensors)
+            if hooks is not None and hooks.post:
                 grads_in = _run_post_hooks(node, grads_in, grads, tensors)
-            if not retain_graph and node._saved:
-                node.release()
+            if node._saved and not retain_graph:
+                node._saved = FREED  # (Node.release, inline)
             for (nxt, nr), g, meta in zip(node.next_functions, grads_in, node._shapes):
-                if nxt is None or g is None or (allowed is not None and nxt not in allowed):
+                if nxt is None or g is None or (run is not None and nxt not in allowed):
                     continue
-                shape, dtype = meta
-                if (g.shape[batch:] if batch else g.shape) != shape:
-                    g = _SPACE.sum_to(g, shape, batch)
-                if g.dtype != dtype:
-                    g = _SPACE.cast(g, dtype)
-                if nxt._n_outputs == 1 and nxt not in slots:
-                    slots[nxt] = [g]
-                else:
-                    pending.add(nxt, nr, g)
-            grads = grads_in = g = None  # hold no gradient here, so AccumulateGrad may take a buffer over
+                if (g.shape[batch:] if batch else g.shape) != meta[0]:
+                    g = _SPACE.sum_to(g, meta[0], batch)
+                if g.dtype != meta[1]:
+                    g = _SPACE.cast(g, meta[1])
+                if nxt not in slots:
+                    heappush(heap, (-nxt.sequence_nr, nxt))
+                    if nxt._n_outputs == 1:
+                        slots[nxt] = [g]
+                        continue
+                pending.add(nxt, nr, g)
+            grads_in = g = None  # hold no gradient here, so AccumulateGrad may take a buffer over
     finally:
         STATE.grad_enabled = prev
     if inputs is None:

@@ -22,6 +22,7 @@ __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks"]
 
 _sequence = itertools.count()
 next_sequence_nr = _sequence.__next__
+next_sink_nr = itertools.count(-1, -1).__next__
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they "
@@ -195,20 +196,21 @@ class Node:
         saved = self._saved
         if saved is FREED:
             raise RuntimeError(FREED_MESSAGE)
-        values = []
+        values: list[Any] = []
+        append = values.append
         for value, version in zip(saved, self._versions):
             if version is None:
-                values.append(value)
-            elif type(version) is list:  # this node's own output, saved at version 0 with its counter
-                if version[0]:
-                    raise version_error(self, value.shape, 0, version)
-                values.append(_own_output(value, self, version) if as_tensors else value)
-            elif type(version) is int and type(value) is not SavedOutput:  # a saved Tensor: the common case, inline
+                append(value)
+            elif version.__class__ is int and value.__class__ is Tensor:  # a saved Tensor: the common case
                 if value._version_counter[0] != version:
                     raise version_error(self, value.data.shape, version, value._version_counter)
-                values.append(value if as_tensors else value.data)
+                append(value if as_tensors else value.data)
+            elif version.__class__ is list:  # this node's own output, saved at version 0 with its counter
+                if version[0]:
+                    raise version_error(self, value.shape, 0, version)
+                append(_own_output(value, self, version) if as_tensors else value)
             else:
-                values.append(self._unpack(value, version, as_tensors))
+                append(self._unpack(value, version, as_tensors))
         return values
 
     def _unpack(self, value: Any, version: Any, as_tensors: bool) -> Any:
@@ -259,8 +261,9 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable: Tensor) -> None:
         super().__init__()
-        # created lazily, possibly after its consumers: as a sink it simply runs last
-        self.sequence_nr = -1
+        # created lazily, possibly after its consumers: as a sink it simply runs last (numbered -1, -2, ...:
+        # distinct, so the engine's heap never compares two nodes)
+        self.sequence_nr = next_sink_nr()
         self.variable = variable
 
     def apply(self, grad_outputs: list[Any], as_tensors: bool) -> Sequence[Any]:

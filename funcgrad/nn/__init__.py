@@ -10,10 +10,10 @@ Example:
 """
 from funcgrad.nn import functional, init
 from funcgrad.nn.modules import *  # noqa: F403
-from funcgrad.nn.modules import activation, container, conv, dropout, linear, normalization, pooling, sparse
+from funcgrad.nn.modules import activation, container, conv, dropout, linear, loss, normalization, pooling, sparse
 from funcgrad.nn.modules.module import Module
 from funcgrad.nn.parameter import Buffer, Parameter
 
 __all__ = ["Module", "Parameter", "Buffer", "functional", "init",
            *container.__all__, *linear.__all__, *conv.__all__, *pooling.__all__, *activation.__all__,
-           *dropout.__all__, *normalization.__all__, *sparse.__all__]
+           *dropout.__all__, *normalization.__all__, *sparse.__all__, *loss.__all__]

@@ -8,6 +8,7 @@ import numpy as np
 
 from funcgrad import ops
 from funcgrad.nn._functional_layers import _array, log_softmax
+from funcgrad.ops.nn_kernels import class_dim, class_targets
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"]
@@ -49,32 +50,21 @@ def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 
 
 
 # ----- classification ----------------------------------------------------------------------------
-def _class_targets(input: Any, target: Any, ignore_index: int) -> tuple[np.ndarray, np.ndarray]:
-    """Integer targets checked against the class count, with ignored entries replaced by 0, and the
-    mask of the entries that count."""
-    index = _array(target)
-    if index.dtype.kind not in "iu":
-        raise RuntimeError(f"expected scalar type Long but found {index.dtype}")
-    classes = np.shape(input)[1] if np.ndim(input) > 1 else np.shape(input)[0]
-    counted = index != ignore_index
-    bad = index[counted & ((index < 0) | (index >= classes))]
-    if bad.size:
-        raise IndexError(f"Target {bad.flat[0]} is out of bounds.")
-    return np.where(counted, index, 0), counted
+def _weights(weight: Any) -> Any:
+    """A class weight as an array (None stays None): weights are constants, as in torch."""
+    return None if weight is None else _array(weight)
 
 
 def _picked(logp: Any, index: np.ndarray) -> Any:
     """logp[n, target[n], ...]: the class dim (1, or 0 for a single sample) indexed by the targets."""
-    dim = 1 if np.ndim(logp) > 1 else 0
+    dim = class_dim(logp)
     return ops.squeeze(ops.take_along_dim(logp, np.expand_dims(index, dim), dim), dim)
 
 
 def nll_loss(input: Any, target: Any, weight: Any = None, ignore_index: int = -100, reduction: str = "mean") -> Any:
     """-weight[t] input[n, t] for class indices t = target[n] (input: log-probabilities (N, C, ...) or (C,));
     ``mean`` divides by the summed weights of the counted targets, as torch."""
-    index, counted = _class_targets(input, target, ignore_index)
-    w = (np.ones(np.shape(input)[1 if np.ndim(input) > 1 else 0]) if weight is None else _array(weight))[index]
-    w = np.where(counted, w, 0.0).astype(input.dtype)
+    index, w = class_targets(input, _array(target), _weights(weight), ignore_index)
     loss = -_picked(input, index) * w
     if reduction == "mean":
         return ops.sum(loss) / w.sum()
@@ -83,11 +73,14 @@ def nll_loss(input: Any, target: Any, weight: Any = None, ignore_index: int = -1
 
 def cross_entropy(input: Any, target: Any, weight: Any = None, ignore_index: int = -100, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Any:
-    """log_softmax over the class dim, then nll_loss (integer targets) or -sum_c weight[c] p[c] log q[c]
-    (class probabilities, the target's shape); ``label_smoothing`` eps mixes the target with uniform eps / C."""
+    """log_softmax over the class dim, then nll_loss (integer targets: one fused op of the table, as torch's)
+    or -sum_c weight[c] p[c] log q[c] (class probabilities, the target's shape); ``label_smoothing`` eps mixes
+    the target with uniform eps / C."""
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    dim = 1 if np.ndim(input) > 1 else 0
+    if not label_smoothing and _array(target).dtype.kind != "f":
+        return ops.cross_entropy(input, _array(target), _weights(weight), ignore_index, reduction)
+    dim = class_dim(input)
     classes = np.shape(input)[dim]
     logp = log_softmax(input, dim)
     w = None if weight is None else _array(weight).reshape((classes,) + (1,) * (np.ndim(input) - dim - 1))
@@ -101,13 +94,11 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, ignore_index: int
             return ops.sum(loss) / (np.prod(np.shape(input)) // classes if np.ndim(input) else 1)
         return _reduce(loss, reduction)
     nll = nll_loss(logp, target, weight, ignore_index, reduction)
-    if not label_smoothing:
-        return nll
-    index, counted = _class_targets(input, target, ignore_index)
+    _, counted_weights = class_targets(input, _array(target), _weights(weight), ignore_index)
+    counted = _array(target) != ignore_index
     smooth = -ops.sum(logp if w is None else logp * w, dim) * counted
     if reduction == "mean":
-        total = (_array(weight)[index] * counted).sum() if weight is not None else counted.sum()
-        smooth = ops.sum(smooth) / total
+        smooth = ops.sum(smooth) / counted_weights.sum()
     else:
         smooth = _reduce(smooth, reduction)
     return (1.0 - label_smoothing) * nll + smooth * (label_smoothing / classes)

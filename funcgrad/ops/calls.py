@@ -22,7 +22,7 @@ from funcgrad.core.views import CreationMeta, mark_view
 if TYPE_CHECKING:
     from funcgrad.ops.registry import OpSpec
 
-NO_EDGE: tuple[None, int] = (None, 0)
+NO_EDGE: Any = (None, 0)  # the edge of an input that needs no gradient
 
 
 def make_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
@@ -144,40 +144,74 @@ def _recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
 
 
 def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
-    """``_recorder`` of an op with one output and its tensors as separate arguments (nearly every op)."""
+    """``_recorder`` of an op with one output and its tensors as separate arguments (nearly every op).
+
+    The hottest code of the library: an op with one or two tensor inputs builds its edges and metadata
+    without loops or intermediate lists, and the common ways of saving (nothing, the input, the output)
+    take no loop either."""
     node_class = spec.node_class
     positions = spec.tensor_positions
+    one = len(positions) == 1
+    first = positions[0] if positions else 0
+    pair = len(positions) == 2
+    second = positions[1] if pair else 0
     # per saved value: its position (see OpSpec.saved_positions), the inputs whose rules read it, and
     # whether it may be a Tensor (a tensor input's value) whose version a backward must check
     plan = tuple((p, users, p in positions) for p, users in zip(spec.saved_positions, spec.saved_users))
+    saves_input = one and spec.saved_positions == (first,)  # e.g. sin, log: save x
+    saves_output = one and spec.saved_positions == (-1,)   # e.g. exp, tanh: save the result
+    # e.g. mul, matmul: x's rule reads y, y's rule reads x
+    crosswise = pair and plan == ((second, (1,), True), (first, (0,), True))
     new = object.__new__
     ndarray = np.ndarray
     known = _METADATA.get
 
     def record(args: tuple[Any, ...], out: Any) -> Any:
-        if out.dtype.kind not in "fc":
-            return Tensor._wrap(out)  # integer or bool results carry no gradient
-        if not spec.complex:
+        kind = out.dtype.kind
+        if kind != "f" and (kind != "c" or not spec.complex):
+            if kind != "c":
+                return Tensor._wrap(out)  # integer or bool results carry no gradient
             refuse_complex(spec, args, out)
         node = new(node_class)
         node.sequence_nr = next_sequence_nr()
         node._hooks = None
-        edges = []
-        metas = []
-        for i in positions:
-            a = args[i]
+        edges: tuple[Any, ...]
+        metas: tuple[Any, ...]
+        if one:
+            a = args[first]
+            fn = a.grad_fn
+            node.next_functions = edges = ((fn, a.output_nr) if fn is not None else (a._accumulator(), 0),)
+            d = a.data
+            dtype = d.dtype
+            if dtype.kind == "c" and not spec.complex:
+                refuse_complex(spec, args, out)
+            metas = ((d.shape, dtype),)
+        elif pair:
+            a, b = args[first], args[second]
             if isinstance(a, Tensor) and a._requires_grad:
                 fn = a.grad_fn
-                edges.append((fn, a.output_nr) if fn is not None else (a._accumulator(), 0))
+                edge_a = (fn, a.output_nr) if fn is not None else (a._accumulator(), 0)
                 d = a.data
-                key = (d.shape, d.dtype)
-                metas.append(known(key) or _interned(key))
+                meta_a: Any = (d.shape, d.dtype)
             else:
-                edges.append(NO_EDGE)  # type: ignore[arg-type]
-                metas.append(None)
-        node.next_functions = edges = tuple(edges)  # type: ignore[assignment]
-        shapes = tuple(metas)
-        node._shapes = known(shapes) or _interned(shapes)
+                edge_a, meta_a = NO_EDGE, None
+            if isinstance(b, Tensor) and b._requires_grad:
+                fn = b.grad_fn
+                edge_b = (fn, b.output_nr) if fn is not None else (b._accumulator(), 0)
+                d = b.data
+                meta_b: Any = (d.shape, d.dtype)
+            else:
+                edge_b, meta_b = NO_EDGE, None
+            node.next_functions = edges = (edge_a, edge_b)
+            metas = (meta_a, meta_b)
+            if not spec.complex and _has_complex(metas):
+                refuse_complex(spec, args, out)
+        else:
+            edges, metas = _edges(args, positions)
+            node.next_functions = edges
+            if not spec.complex and _has_complex(metas):
+                refuse_complex(spec, args, out)
+        node._shapes = known(metas) or _interned(metas)
         result = new(Tensor)
         result.data = out if type(out) is ndarray or isinstance(out, Structured) else np.asarray(out)
         result._requires_grad = True
@@ -185,41 +219,75 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
         result.grad_fn = node
         result.output_nr = 0
         result._version_counter = counter = [0]
-        if not plan:
+        if saves_input:
+            node._saved = (a,)
+            node._versions = (a._version_counter[0],)
+        elif saves_output:
+            node._saved = (result.data,)
+            node._versions = (counter,)
+        elif not plan:
             node._saved = node._versions = ()
-            return result
-        saved: list[Any] = []
-        versions: list[Any] = []
-        for p, users, tensor in plan:
-            for u in users:
-                if edges[u] is not NO_EDGE:
-                    break
-            else:
-                if users:  # only rules of inputs that need no gradient would read it
-                    saved.append(None)
-                    versions.append(None)  # type: ignore[arg-type]
-                    continue
-            if p >= 0:
-                value = args[p]
-                saved.append(value)
-                if not tensor:  # dim, keepdim, ...
-                    versions.append(None)  # type: ignore[arg-type]
-                elif type(value) is Tensor:
-                    versions.append(value._version_counter[0])
-                else:
-                    kind = type(value)
-                    versions.append(None if kind is float or kind is int else saved_version(value))  # type: ignore[arg-type]
-            elif p == -1:  # the op's own output: its array, checked through its version counter (saved at 0)
-                saved.append(result.data)
-                versions.append(counter)  # type: ignore[arg-type]
-            else:  # only the shape of an input
-                saved.append(np.shape(args[-p - 2]))
-                versions.append(None)  # type: ignore[arg-type]
-        node._saved = tuple(saved)
-        node._versions = tuple(versions)
+        elif crosswise:
+            for_x = b if edge_a is not NO_EDGE else None
+            for_y = a if edge_b is not NO_EDGE else None
+            node._saved = (for_x, for_y)
+            node._versions = (for_x._version_counter[0] if isinstance(for_x, Tensor) else _version(for_x),
+                              for_y._version_counter[0] if isinstance(for_y, Tensor) else _version(for_y))
+        else:
+            node._saved, node._versions = _saved(plan, args, edges, result.data, counter)
         return result
 
     return record
+
+
+def _edges(args: tuple[Any, ...], positions: tuple[int, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """The edges of a node whose op reads the tensors at ``positions`` of ``args``, and their inputs' metadata."""
+    edges: list[Any] = []
+    metas: list[Any] = []
+    for i in positions:
+        a = args[i]
+        if isinstance(a, Tensor) and a._requires_grad:
+            fn = a.grad_fn
+            edges.append((fn, a.output_nr) if fn is not None else (a._accumulator(), 0))
+            d = a.data
+            metas.append((d.shape, d.dtype))
+        else:
+            edges.append(NO_EDGE)
+            metas.append(None)
+    return tuple(edges), tuple(metas)
+
+
+def _saved(plan: tuple[tuple[int, tuple[int, ...], bool], ...], args: tuple[Any, ...], edges: tuple[Any, ...],
+           output: Any, counter: list[int]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """What a node saves (by ``plan``: position, users, may-be-a-Tensor) and the versions to check it against.
+    A value only the rules of inputs without a gradient would read is not kept (None)."""
+    saved: list[Any] = []
+    versions: list[Any] = []
+    for p, users, tensor in plan:
+        for u in users:
+            if edges[u] is not NO_EDGE:
+                break
+        else:
+            if users:  # only rules of inputs that need no gradient would read it
+                saved.append(None)
+                versions.append(None)
+                continue
+        if p >= 0:
+            value = args[p]
+            saved.append(value)
+            if not tensor:  # dim, keepdim, ...
+                versions.append(None)
+            elif isinstance(value, Tensor):
+                versions.append(value._version_counter[0])
+            else:
+                versions.append(_version(value))
+        elif p == -1:  # the op's own output: its array, checked through its version counter (saved at 0)
+            saved.append(output)
+            versions.append(counter)
+        else:  # only the shape of an input
+            saved.append(_shape(args[-p - 2]))
+            versions.append(None)
+    return tuple(saved), tuple(versions)
 
 
 def _sequence_or_multi_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
@@ -298,7 +366,7 @@ def _sequence_or_multi_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any]
                                 None if kind is float or kind is int else saved_version(value))
             elif p < -1:  # only the shape of an input (a tuple of shapes for a sequence input)
                 source = args[-p - 2]
-                saved.append(tuple([np.shape(e) for e in source]) if -p - 2 == seq else np.shape(source))
+                saved.append(tuple([_shape(e) for e in source]) if -p - 2 == seq else _shape(source))
                 versions.append(None)
             elif multi:
                 value = tuple([SavedOutput(r.data, r._version_counter, i) for i, r in enumerate(results)])
@@ -312,6 +380,23 @@ def _sequence_or_multi_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any]
         return results if multi else result
 
     return record
+
+
+def _shape(value: Any) -> tuple[int, ...]:
+    """The shape of an op argument (a Tensor's read directly: ``np.shape`` would dispatch back to funcgrad)."""
+    return value.data.shape if isinstance(value, Tensor) else np.shape(value)
+
+
+def _version(value: Any) -> Any:
+    """The version to check a saved non-Tensor value against (None for numbers, arrays and None)."""
+    kind = type(value)
+    return None if kind is float or kind is int or value is None else saved_version(value)
+
+
+def _has_complex(metas: tuple[Any, ...]) -> bool:
+    """Whether an input that requires grad (its ``(shape, dtype)`` in ``metas``, None for others) is complex.
+    With a real output, only such an input can make a real-only op's gradient complex."""
+    return any(m is not None and m[1].kind == "c" for m in metas)
 
 
 def refuse_complex(spec: OpSpec, args: tuple[Any, ...], out: Any, tangents: Any = ()) -> None:

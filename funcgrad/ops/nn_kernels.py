@@ -1,4 +1,5 @@
-"""Forward kernels of convolution and pooling on plain arrays (NumPy only; no graph).
+"""Forward kernels of linear maps, classification losses, convolution and pooling on plain arrays (NumPy
+only; no graph).
 
 Layout as torch: an input is ``(*batch, N, C, *spatial)`` and a weight ``(*batch, C_out, C_in / groups,
 *kernel)``; the spatial dims are the last ``nd`` ones (``nd = len(stride)``, 1 or 2 or 3). Dims in front of
@@ -86,6 +87,80 @@ def linear(input: np.ndarray, weight: np.ndarray, bias: Any) -> np.ndarray:
                            f"{np.shape(weight)[1]}x{np.shape(weight)[0]})")
     out = np.matmul(input, np.transpose(weight))
     return out if bias is None else out + bias
+
+
+# ----- classification losses ---------------------------------------------------------------------
+def class_dim(input: Any) -> int:
+    """The class dim of a loss input: 1 for ``(N, C, *spatial)``, 0 for a single sample ``(C,)``."""
+    return 1 if np.ndim(input) > 1 else 0
+
+
+def class_targets(input: Any, target: Any, weight: Any, ignore_index: int) -> tuple[np.ndarray, np.ndarray]:
+    """Integer class targets checked against the input, as torch checks them, and the weight of each target.
+
+    Returns the targets with ignored entries replaced by 0 (so they index safely) and ``weight[t]`` per
+    target, 0 where it is ignored (1 without a weight), in the input's dtype.
+    """
+    index = np.asarray(target)
+    if index.dtype.kind not in "iu":
+        raise RuntimeError(f"expected scalar type Long but found {index.dtype}")
+    shape, dim = np.shape(input), class_dim(input)
+    expected = shape[:dim] + shape[dim + 1:]
+    if index.shape != expected:
+        if index.shape[:1] != expected[:1]:
+            raise ValueError(f"Expected input batch_size ({expected[0] if expected else 1}) to match target "
+                             f"batch_size ({index.shape[0] if index.ndim else 1}).")
+        raise RuntimeError(f"Expected target size {list(expected)}, got {list(index.shape)}")
+    counted = index != ignore_index
+    bad = index[counted & ((index < 0) | (index >= shape[dim]))]
+    if bad.size:
+        raise IndexError(f"Target {bad.flat[0]} is out of bounds.")
+    return target_weights(index, counted, weight, np.result_type(input))
+
+
+def target_weights(index: np.ndarray, counted: np.ndarray, weight: Any,
+                   dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """Valid targets (ignored ones set to 0) and ``weight[t]`` per target, 0 where ignored."""
+    safe = np.where(counted, index, 0)
+    w = counted.astype(dtype) if weight is None else np.where(counted, np.asarray(weight, dtype)[safe], 0.0)
+    return safe, w
+
+
+def one_hot(index: np.ndarray, classes: int, dim: int, dtype: np.dtype) -> np.ndarray:
+    """1 at ``[n, index[n], ...]`` along the class dim ``dim``, 0 elsewhere: shape of the loss input."""
+    shape = index.shape[:dim] + (classes,) + index.shape[dim:]
+    out = np.zeros(shape, dtype)
+    np.put_along_axis(out, np.expand_dims(index, dim), 1.0, dim)
+    return out
+
+
+def reduce_loss(loss: np.ndarray, w: np.ndarray, reduction: str) -> np.ndarray:
+    """torch's reductions of a weighted loss: ``mean`` divides the sum by the summed weights (NaN when
+    every target is ignored, as torch)."""
+    if reduction == "none":
+        return loss
+    total = np.sum(loss)
+    if reduction == "sum":
+        return total
+    if reduction == "mean":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.divide(total, np.sum(w))
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def cross_entropy(input: np.ndarray, target: np.ndarray, weight: Any = None, ignore_index: int = -100,
+                  reduction: str = "mean") -> np.ndarray:
+    """-weight[t] log_softmax(input)[n, t] for the class indices ``t = target[n, ...]`` (torch's fused
+    ``cross_entropy``): input (N, C, *spatial) or (C,) logits, target (N, *spatial) or () integers;
+    entries equal to ``ignore_index`` count 0; ``reduction`` is ``"mean"`` (over the summed weights),
+    ``"sum"`` or ``"none"``."""
+    index, w = class_targets(input, target, weight, ignore_index)
+    dim = class_dim(input)
+    top = np.amax(input, axis=dim, keepdims=True)
+    shifted = input - top
+    lse = np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))  # logsumexp(input) - top
+    picked = np.take_along_axis(shifted, np.expand_dims(index, dim), dim) - lse  # log_softmax at the targets
+    return reduce_loss(np.squeeze(picked, dim) * -w, w, reduction)
 
 
 # ----- convolutions ----------------------------------------------------------------------------

@@ -19,6 +19,15 @@ def node_class(spec: OpSpec, bound: tuple[Any, ...]) -> type[Node]:
     """The node class of ``spec``; ``bound`` holds ``(rule, input name, saved-value indices)`` per input."""
     base = _SequenceOpNode if spec.sequence else _OpNode
     attrs = {"_name": f"{camel(spec.name)}Backward0", "_rules": bound, "_spec": spec}
+    if not spec.sequence and not spec.multi_output and all(callable(rule) for rule, _, _ in bound):
+        if len(bound) == 1:  # one input: its rule is called directly
+            base = _UnaryOpNode
+            attrs["_rule"] = staticmethod(bound[0][0])
+            attrs["_read"] = bound[0][2]
+        elif len(bound) == 2:  # two inputs: each rule is called only when its input needs a gradient
+            base = _BinaryOpNode
+            attrs["_rule_x"], attrs["_rule_y"] = staticmethod(bound[0][0]), staticmethod(bound[1][0])
+            attrs["_read_x"], attrs["_read_y"] = bound[0][2], bound[1][2]
     if not spec.multi_output:
         attrs["__slots__"] = ()  # multi-output nodes keep a __dict__ for their per-call _n_outputs
     return type(f"{camel(spec.name)}Backward0", (base,), attrs)
@@ -56,6 +65,47 @@ class _OpNode(Node):
             else:
                 grads.append(rule(g, *[values[i] for i in idx]))
         return grads
+
+
+class _UnaryOpNode(_OpNode):
+    """A node of a one-input, one-output op (sin, sum, reshape, ...): the hottest ``apply``."""
+
+    __slots__ = ()
+    _rule: Any
+    _read: tuple[int, ...] = ()  # the saved values the rule reads, by index
+
+    def apply(self, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
+        read = self._read
+        if not read:
+            return [self._rule(grad_outputs[0])]
+        return [_call(self._rule, grad_outputs[0], self.unpack_saved(as_tensors), read)]
+
+
+class _BinaryOpNode(_OpNode):
+    """A node of a two-input, one-output op (mul, add, matmul, ...)."""
+
+    __slots__ = ()
+    _rule_x: Any
+    _rule_y: Any
+    _read_x: tuple[int, ...] = ()
+    _read_y: tuple[int, ...] = ()
+
+    def apply(self, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
+        values = self.unpack_saved(as_tensors) if self._saved else ()
+        g = grad_outputs[0]
+        (edge_x, _), (edge_y, _) = self.next_functions
+        return [None if edge_x is None else _call(self._rule_x, g, values, self._read_x),
+                None if edge_y is None else _call(self._rule_y, g, values, self._read_y)]
+
+
+def _call(rule: Any, g: Any, values: Any, read: tuple[int, ...]) -> Any:
+    """``rule(g, *the saved values it reads)``, without building a list for one or two of them."""
+    n = len(read)
+    if n == 1:
+        return rule(g, values[read[0]])
+    if n == 2:
+        return rule(g, values[read[0]], values[read[1]])
+    return rule(g, *[values[i] for i in read]) if n else rule(g)
 
 
 class _SequenceOpNode(_OpNode):

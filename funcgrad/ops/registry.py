@@ -63,6 +63,8 @@ class OpSpec:
         self.complex = False  # its rules hold for complex values (set by allow_complex)
         self.taylor: Callable[..., Any] | None = None  # the Taylor-mode rule, from ops/taylor.py
         self.plain: Callable[..., Any] = kernel  # the op function without the dispatch check, set by defop
+        # parameters up to the last one without a default must be given
+        self.n_required = max((i + 1 for i, d in enumerate(defaults) if d is _REQUIRED), default=0)
         self.tensor_positions = tuple(params.index(p) for p in rules)
         self.differentiable = any(r is not NONDIFF for r in rules.values())
         wanted: list[str] = []
@@ -87,8 +89,8 @@ class OpSpec:
     def bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
         """Arguments as a full positional tuple, defaults filled in; TypeError as Python would say."""
         n = len(self.params)
-        if not kwargs and len(args) == n:
-            return args
+        if not kwargs and self.n_required <= len(args) <= n:
+            return args + self.defaults[len(args):]  # positional, the rest defaulted: the common call
         if len(args) > n:
             raise TypeError(f"{self.name}() takes {n} arguments but {len(args)} were given")
         values = list(args) + list(self.defaults[len(args):])

@@ -248,6 +248,55 @@ def test_cross_entropy_spatial_matches_torch() -> None:
             A(2, 3, 4, 4))
 
 
+@needs_torch
+@pytest.mark.parametrize("shape", [(5, 4), (4,), (2, 3, 2, 2)])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_fused_cross_entropy_matches_torch_to_second_order(shape: tuple, reduction: str, weighted: bool) -> None:
+    classes = shape[1] if len(shape) > 1 else shape[0]
+    target = rng.integers(0, classes, shape[:1] + shape[2:] if len(shape) > 1 else ())
+    if target.ndim:
+        target.flat[0] = -100
+    weight = rng.uniform(0.5, 2.0, classes) if weighted else None
+    x = A(*shape)
+    xf, xt = fg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out = F.cross_entropy(xf, fg.tensor(target), weight, reduction=reduction)
+    expected = TF.cross_entropy(xt, torch.tensor(target), None if weight is None else torch.tensor(weight),
+                                reduction=reduction)
+    assert out.grad_fn.name() == "CrossEntropyBackward0"  # one fused node, not log_softmax then nll_loss
+    np.testing.assert_allclose(out.data, expected.detach().numpy(), rtol=1e-12)
+    w, v = rng.normal(size=out.shape), A(*shape)
+    (gf,) = fg.autograd.grad((out * w).sum(), xf, create_graph=True)
+    (gt,) = torch.autograd.grad((expected * torch.tensor(w)).sum(), xt, create_graph=True)
+    np.testing.assert_allclose(gf.data, gt.detach().numpy(), rtol=1e-10, atol=1e-12)
+    (hf,) = fg.autograd.grad((gf * v).sum(), xf)  # a Hessian-vector product
+    (ht,) = torch.autograd.grad((gt * torch.tensor(v)).sum(), xt)
+    np.testing.assert_allclose(hf.data, ht.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_fused_cross_entropy_gradient_by_hand() -> None:
+    x = fg.tensor([[0.0, 0.0, 0.0, 0.0], [1.0, 2.0, 3.0, 4.0]], requires_grad=True)
+    F.cross_entropy(x, fg.tensor([1, -100]), reduction="sum").backward()
+    np.testing.assert_allclose(x.grad.data, [[0.25, -0.75, 0.25, 0.25], [0.0] * 4])  # softmax - onehot; ignored: 0
+
+
+def test_fused_cross_entropy_checks() -> None:
+    x = fg.tensor(A(3, 4), requires_grad=True)
+    assert gradgradcheck(lambda x: F.cross_entropy(x, fg.tensor([0, 3, 1]), np.array([1.0, 2.0, 0.5, 1.5])), (x,))
+    assert gradcheck(lambda x: F.cross_entropy(x, fg.tensor([0, 3, -100]), reduction="none"), (x,),
+                     check_forward_ad=True)
+    assert np.isnan(F.cross_entropy(x, fg.tensor([-100] * 3)).item())  # no counted target: 0 / 0, as torch
+    with pytest.raises(ValueError, match=r"Expected input batch_size \(3\) to match target batch_size \(2\)"):
+        F.cross_entropy(x, fg.tensor([0, 1]))
+    with pytest.raises(RuntimeError, match=r"Expected target size \[3, 2\], got \[3, 3\]"):
+        F.cross_entropy(fg.zeros(3, 4, 2), fg.tensor(np.zeros((3, 3), int)))
+    with pytest.raises(IndexError, match="Target 4 is out of bounds"):
+        F.cross_entropy(x, fg.tensor([0, 4, 1]))
+    with pytest.raises(ValueError, match="not a valid value for reduction"):
+        F.cross_entropy(x, fg.tensor([0, 1, 1]), reduction="avg")
+    assert x.grad is None and x._version == 0  # nothing ran
+
+
 def test_loss_errors() -> None:
     with pytest.raises(IndexError, match="Target 5 is out of bounds"):
         F.nll_loss(fg.zeros(2, 3), fg.tensor([0, 5]))

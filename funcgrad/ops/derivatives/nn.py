@@ -1,4 +1,4 @@
-"""Derivatives of convolution and pooling. Names as in elementwise.py.
+"""Derivatives of linear maps, the fused cross-entropy loss, convolution and pooling. Names as in elementwise.py.
 
 A convolution ``C(x, w)`` is bilinear; its adjoints are the transposed convolution ``T(g, w)`` (in x) and
 the weight gradient ``W(x, g)`` (in w). The three are ops of this table, each the others' rules:
@@ -21,7 +21,7 @@ from funcgrad.ops import formulas as R
 from funcgrad.ops import nn_kernels as K
 from funcgrad.ops.registry import NONDIFF, defop
 
-__all__ = ["linear", "convolution", "convolution_transpose", "convolution_weight", "max_pool", "max_unpool", "avg_pool",
+__all__ = ["linear", "cross_entropy", "convolution", "convolution_transpose", "convolution_weight", "max_pool", "max_unpool", "avg_pool",
            "adaptive_avg_pool"]
 
 
@@ -43,6 +43,41 @@ def linear_jvp(input: Any, weight: Any, bias: Any, out: Any, input_t: Any = None
     batch = tuple(np.shape(total)[: np.ndim(total) - np.ndim(out)])
     return total if tuple(np.shape(total)) == batch + tuple(np.shape(out)) else F.broadcast_to(
         total, batch + tuple(np.shape(out)))
+
+
+def _class_terms(input: Any, target: Any, weight: Any, ignore_index: int) -> tuple[Any, np.ndarray, int]:
+    """softmax(x) - onehot(t) along the class dim d, the weight of each target (0 where ignored), and d."""
+    dim = K.class_dim(input)
+    index = np.asarray(target)  # integer: never part of a graph
+    safe, w = K.target_weights(index, index != ignore_index, weight, np.result_type(input))
+    return F.softmax(input, dim) - K.one_hot(safe, np.shape(input)[dim], dim, w.dtype), w, dim
+
+
+def _per_target(g: Any, w: np.ndarray, reduction: str) -> Any:
+    """Each target's share of g: g (*batch, *loss shape) -> (*batch, *target shape), times its weight
+    (over the summed weights for ``mean``)."""
+    if reduction == "none":
+        return g * w
+    scale = w / np.sum(w) if reduction == "mean" else w
+    return F.reshape(g, tuple(np.shape(g)) + (1,) * np.ndim(w)) * scale
+
+
+def cross_entropy_grad(g: Any, input: Any, target: Any, weight: Any, ignore_index: int, reduction: str) -> Any:
+    """d/dx of -w[t] log_softmax(x)[t] = w[t] (softmax(x) - onehot(t)) along the class dim, scaled by each
+    target's g: g (*batch, *loss shape) -> (*batch, *x.shape)."""
+    diff, w, dim = _class_terms(input, target, weight, ignore_index)
+    share = _per_target(g, w, reduction)
+    return diff * F.unsqueeze(share, dim - np.ndim(input))  # the class dim, counted from the end
+
+
+def cross_entropy_jvp(input_t: Any, input: Any, target: Any, weight: Any, ignore_index: int, reduction: str) -> Any:
+    """d loss = -w[t] (dx[t] - sum_c softmax(x)_c dx_c), reduced as the loss: (*batch, *x.shape) -> (*batch, *loss)."""
+    diff, w, dim = _class_terms(input, target, weight, ignore_index)
+    per = F.sum(input_t * diff, dim - np.ndim(input)) * w  # (*batch, *target shape)
+    if reduction == "none":
+        return per
+    total = F.sum(per, tuple(range(-np.ndim(w), 0))) if np.ndim(w) else per
+    return total / np.sum(w) if reduction == "mean" else total
 
 
 def _output_padding(x_shape: tuple[int, ...], g: Any, kernel: tuple[int, ...], stride: Any, padding: Any,
@@ -190,6 +225,10 @@ def adaptive_avg_pool_grad(g: Any, x_shape: tuple[int, ...], output_size: Any) -
 # ----- linear maps -----------------------------------------------------------------------------
 linear                = defop("linear",                K.linear,                input=lambda g, weight: F.matmul(g, weight), weight=linear_weight_grad,
                               bias=lambda g: g, jvp=linear_jvp)  # the engine sums g to the bias's shape
+
+# ----- classification losses ------------------------------------------------------------------
+cross_entropy         = defop("cross_entropy",         K.cross_entropy,         input=cross_entropy_grad, target=NONDIFF,
+                              jvp=cross_entropy_jvp)
 
 # ----- convolutions ---------------------------------------------------------------------------
 convolution           = defop("convolution",           K.convolution,           input=conv_input_grad,  weight=conv_weight_grad,
