@@ -83,6 +83,37 @@ def test_reverse_over_forward_differentiates_a_tangent() -> None:
     np.testing.assert_allclose(grad.data, -np.sin(X0) * t)
 
 
+
+def test_a_level_that_does_not_record_tangents_gives_the_same_tangents_unrecorded() -> None:
+    """``dual_level(record_tangents=False)``: the tangents equal those of a recording level, and a tangent of a
+    value that requires grad does not (the rules ran on arrays); a recording level's does."""
+    x, t = fg.tensor(X0, requires_grad=True), np.array([1.0, 2.0, -1.0])
+    tangents = {}
+    for record in (True, False):
+        with fwAD.dual_level(record_tangents=record):
+            y = fg.sum(fg.sin(fwAD.make_dual(x, t)) * x)
+            tangents[record] = fwAD.unpack_dual(y).tangent
+            assert y.requires_grad
+    assert tangents[True].requires_grad and not tangents[False].requires_grad
+    np.testing.assert_allclose(tangents[False].data, tangents[True].data, rtol=1e-15)
+    np.testing.assert_allclose(tangents[False].data, np.sum(np.cos(X0) * X0 * t))  # x itself carries no tangent
+
+
+def test_jvp_rules_on_arrays_and_on_tensors_agree() -> None:
+    """Without grad, a rule runs on arrays (``ForwardLayer._on_arrays``); with grad on inputs that require it, on
+    Tensors: the tangents agree, batched or not, real or complex."""
+    rng = np.random.default_rng(0)
+    for value, tangent in ((X0, rng.normal(size=(4, 3))), (X0 * (1 + 0.5j), rng.normal(size=3) + 1j)):
+        results = []
+        for requires_grad in (False, True):
+            with fwAD.dual_level():
+                x = fwAD.make_dual(fg.tensor(value, requires_grad=requires_grad), tangent)
+                y = fg.exp(x) * x ** 3 / (1 + x * x) + fg.sum(x)
+                results.append(fwAD.unpack_dual(y).tangent)
+        assert not results[0].requires_grad and results[1].requires_grad
+        np.testing.assert_allclose(results[0].data, results[1].data, rtol=1e-13)
+
+
 # ----- forward-over-reverse Hessians --------------------------------------------------------------
 UNARY: dict[str, Callable[[Any], Any]] = {
     "sin": fg.sin, "tanh": fg.tanh, "exp": lambda x: fg.exp(x * 0.5), "square": fg.square,

@@ -35,10 +35,14 @@ class UnpackedDualTensor(NamedTuple):
     tangent: Tensor | None
 
 
-def enter_dual_level() -> int:
-    """Start a dual level, inside the active ones if any; returns its index (0 for the outermost)."""
+def enter_dual_level(*, record_tangents: bool = True) -> int:
+    """Start a dual level, inside the active ones if any; returns its index (0 for the outermost).
+
+    ``record_tangents=False`` (a funcgrad extension) computes the tangents without recording them for
+    reverse mode even in grad mode: for a caller that never differentiates them in reverse (``hvp``
+    without ``create_graph``), it saves the recording."""
     active = levels()
-    layer = ForwardLayer(len(active))
+    layer = ForwardLayer(len(active), record_tangents)
     active.append(layer)
     dispatch.push(layer, outermost=True)  # sees each op first: its rule then finds out's outer tangents set
     return layer.depth
@@ -69,6 +73,8 @@ def _level(level: int | None) -> DualLevel:
 class dual_level:
     """Context manager for forward-mode AD: tangents set by ``make_dual`` inside it flow through ops.
 
+    ``record_tangents=False`` (a funcgrad extension): see ``enter_dual_level``.
+
     Example:
         >>> import funcgrad as fg
         >>> from funcgrad.autograd import forward_ad as fwAD
@@ -79,8 +85,11 @@ class dual_level:
         tensor([ 1.08060461, -0.83229367])
     """
 
+    def __init__(self, *, record_tangents: bool = True) -> None:
+        self.record_tangents = record_tangents
+
     def __enter__(self) -> int:
-        return enter_dual_level()
+        return enter_dual_level(record_tangents=self.record_tangents)
 
     def __exit__(self, *exc: object) -> None:
         exit_dual_level()

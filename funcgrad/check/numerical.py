@@ -26,7 +26,7 @@ _Shifted = Callable[[float], list[np.ndarray]]
 def real_view(a: np.ndarray) -> np.ndarray:
     """``a`` flattened, a complex array as its (real, imaginary) pairs: the real coordinates that checks
     perturb and compare separately, as PyTorch's. Shares memory with a contiguous ``a``."""
-    flat = a.reshape(-1)
+    flat = np.ascontiguousarray(a).reshape(-1)  # (a broadcast view would reshape to a 0-stride one)
     return flat.view(flat.real.dtype) if flat.dtype.kind == "c" else flat
 
 

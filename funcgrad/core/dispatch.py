@@ -7,8 +7,10 @@ The innermost layer is called last, right around the plain op or ``Node.apply``.
 
 The hot path reads no thread-local state: ``DISPATCH.active`` is one process-wide flag, True while
 any thread has a layer installed. Only then do op functions hand their calls to ``call_op`` (and the
-engine its node runs to ``run_node``), which looks up this thread's layers (none: the plain call).
-Installing and removing layers hold a lock, so one thread's changes never interleave with another's.
+engine its node runs to ``run_node``), which reads this thread's layers once (none: the plain call).
+Installing and removing layers take a lock (around the count of all threads' layers that sets
+``active``); suspending a layer (``suspended``, once per JVP rule) changes this thread's state only
+and takes none.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-__all__ = ["Layer", "DISPATCH", "push", "pop", "suspended"]
+__all__ = ["Layer", "DISPATCH", "push", "pop", "suspended", "hide", "restore"]
 
 
 class Layer:
@@ -40,11 +42,22 @@ class Layer:
 
 
 class _ThreadLayers(threading.local):
-    """One thread's installed layers, outermost first."""
+    """One thread's layers: those installed (outermost first), those suspended, and the ones op calls
+    go through (installed and not suspended). Each list is replaced on a change, never changed in place,
+    so a reader holding one sees a consistent list."""
 
     def __init__(self) -> None:
+        self.installed: list[Layer] = []
+        self.hidden: list[Layer] = []  # suspended layers (a layer suspended twice is here twice)
         self.layers: list[Layer] = []
-        self.tensor_gradients = False  # some installed layer needs backward rules to run on Tensors
+        self.tensor_gradients = False  # some layer of ``layers`` needs backward rules to run on Tensors
+
+    def refresh(self) -> None:
+        """Recompute ``layers`` and ``tensor_gradients`` after a change of ``installed`` or ``hidden``."""
+        hidden = self.hidden
+        layers = [layer for layer in self.installed if layer not in hidden] if hidden else self.installed
+        self.layers = layers
+        self.tensor_gradients = any(layer.tensor_gradients for layer in layers)
 
 
 class _Dispatch:
@@ -60,7 +73,8 @@ class _Dispatch:
 
     @property
     def layers(self) -> list[Layer]:
-        """This thread's layers, outermost first (read only: change them with ``push`` and ``pop``)."""
+        """This thread's layers that op calls go through, outermost first (installed and not suspended; read
+        only: change them with ``push``, ``pop`` and ``suspended``)."""
         return self._local.layers
 
     @property
@@ -70,10 +84,12 @@ class _Dispatch:
 
     def call_op(self, spec: Any, plain: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Run an op call through this thread's layers, then ``plain`` (the op without this check)."""
-        layers = self._local.layers
-        if not layers:  # layers are installed in another thread only
+        layers = self._local.layers  # the one thread-local read of the call
+        if not layers:  # layers are installed in another thread only, or suspended
             return plain(*args, **kwargs)
         proceed: Callable[..., Any] = partial(_call, plain)
+        if len(layers) == 1:
+            return layers[0].op(spec, proceed, args, kwargs)
         for layer in reversed(layers):  # chained with partials: no closure refers to itself (no cycle)
             proceed = partial(layer.op, spec, proceed)
         return proceed(args, kwargs)
@@ -90,18 +106,27 @@ class _Dispatch:
             proceed = partial(layer.node, node, proceed)
         return proceed(grads, as_tensors)
 
-    def _change(self, remove: list[Layer], insert: list[tuple[int, Layer]]) -> None:
-        """Remove ``remove`` from this thread's layers, then insert each ``(index, layer)`` (clamped), all under
-        the lock, and refresh the flags."""
+    def _install(self, layer: Layer, index: int | None) -> None:
+        """Insert ``layer`` among this thread's installed layers at ``index`` (None: innermost)."""
         local = self._local
+        installed = list(local.installed)
+        installed.insert(len(installed) if index is None else index, layer)
+        with self._lock:  # the count of all threads' layers, and the flag it sets
+            self._installed += 1
+            self.active = True
+        local.installed = installed
+        local.refresh()
+
+    def _remove(self, layer: Layer) -> None:
+        """Remove ``layer`` from this thread's installed layers."""
+        local = self._local
+        installed = list(local.installed)
+        installed.remove(layer)  # raises (changing nothing) when it is not installed
         with self._lock:
-            for layer in remove:
-                local.layers.remove(layer)
-            for index, layer in insert:
-                local.layers.insert(min(index, len(local.layers)), layer)
-            self._installed += len(insert) - len(remove)
+            self._installed -= 1
             self.active = self._installed > 0
-        local.tensor_gradients = any(layer.tensor_gradients for layer in local.layers)
+        local.installed = installed
+        local.refresh()
 
 
 def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -109,33 +134,71 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any])
 
 
 DISPATCH = _Dispatch()
+_LOCAL = DISPATCH._local
 
 
 def push(layer: Layer, *, outermost: bool = False) -> None:
     """Install ``layer`` in this thread, innermost (or ``outermost``)."""
-    DISPATCH._change([], [(0 if outermost else len(DISPATCH.layers), layer)])
+    DISPATCH._install(layer, 0 if outermost else None)
 
 
 def pop(layer: Layer) -> None:
     """Remove ``layer`` from this thread."""
-    DISPATCH._change([layer], [])
+    DISPATCH._remove(layer)
+
+
+def hide(layers: tuple[Layer, ...]) -> tuple[Any, ...] | None:
+    """Skip ``layers`` in this thread until ``restore(token)`` with the token returned (None when none of
+    them was in effect). The fast form of ``suspended``, once per JVP rule: no lock, nothing shared."""
+    local = _LOCAL
+    view = local.layers
+    kept: list[Layer] = []
+    hidden: list[Layer] = []
+    tensor_gradients = False
+    for layer in view:
+        if layer in layers:
+            hidden.append(layer)
+        else:
+            kept.append(layer)
+            tensor_gradients = tensor_gradients or layer.tensor_gradients
+    if not hidden:
+        return None
+    old = local.hidden, view, local.tensor_gradients
+    local.hidden = old[0] + hidden
+    local.layers = kept
+    local.tensor_gradients = tensor_gradients
+    return local.installed, local.hidden, hidden, old
+
+
+def restore(token: tuple[Any, ...] | None) -> None:
+    """Undo ``hide``: its layers are in effect again (those still installed)."""
+    if token is None:
+        return
+    local = _LOCAL
+    installed, hidden_after, hidden, old = token
+    if local.installed is installed and local.hidden is hidden_after:  # nothing changed meanwhile: the old state
+        local.hidden, local.layers, local.tensor_gradients = old
+        return
+    remaining = list(local.hidden)  # a layer was installed, removed or suspended meanwhile: recompute
+    for layer in hidden:
+        remaining.remove(layer)
+    local.hidden = remaining
+    local.refresh()
 
 
 class suspended:
-    """Context manager: ``layers`` are uninstalled (in this thread) inside, so the op calls they make for
-    their own work (a forward-mode layer computing a tangent) do not come back to them; each goes back
-    to its place on exit (those not installed on entry are left alone)."""
+    """Context manager: ``layers`` are skipped (in this thread) inside, so the op calls they make for their
+    own work (a forward-mode layer computing a tangent) do not come back to them. Cheap (no lock, nothing
+    shared changes); layers installed or removed inside keep their effect on exit."""
 
-    __slots__ = ("layers", "places")
+    __slots__ = ("layers", "token")
 
     def __init__(self, *layers: Layer) -> None:
         self.layers = layers
-        self.places: list[tuple[int, Layer]] = []
+        self.token: tuple[Any, ...] | None = None
 
     def __enter__(self) -> None:
-        installed = DISPATCH.layers
-        self.places = [(installed.index(layer), layer) for layer in self.layers if layer in installed]
-        DISPATCH._change([layer for _, layer in self.places], [])
+        self.token = hide(self.layers)
 
     def __exit__(self, *exc: object) -> None:
-        DISPATCH._change([], sorted(self.places, key=lambda place: place[0]))
+        restore(self.token)

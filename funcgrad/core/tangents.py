@@ -26,17 +26,23 @@ class DualLevel(dispatch.Layer):
 
     tensor_gradients = True
 
-    def __init__(self, depth: int) -> None:
+    def __init__(self, depth: int, record: bool = True) -> None:
         self.depth = depth  # its index among this thread's levels (0: the outermost)
+        # whether the tangents are recorded for reverse mode (in grad mode, as torch's); False for a transform
+        # whose results no one differentiates in reverse (e.g. functional.hvp without create_graph)
+        self.record = record
         self.duals: list[weakref.ref[Tensor]] = []  # tensors given a tangent at this level
         self.quiet = 0  # > 0 while ops compute primal values only (make_dual, unpack_dual, a Function's forward)
 
     def attach(self, tensor: Tensor, tangent: Any) -> None:
         """Give ``tensor`` its tangent at this level."""
-        extra = tensor._get_extra()
+        extra = tensor._extra or tensor._get_extra()
+        if not isinstance(tangent, Tensor):
+            tangent = Tensor._wrap(tangent)
         if extra.tangents is None:
-            extra.tangents = {}
-        extra.tangents[self] = tangent if isinstance(tangent, Tensor) else Tensor(tangent)
+            extra.tangents = {self: tangent}
+        else:
+            extra.tangents[self] = tangent
         self.duals.append(weakref.ref(tensor))
 
     def drop(self) -> None:

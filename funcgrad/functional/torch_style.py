@@ -435,7 +435,7 @@ def hvp(func: Callable[..., Any], inputs: Tensors, v: Any = None, create_graph: 
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
     xs = _prepare(inputs, create_graph)
     vs = _vector(v, xs, "hvp", "input to the user-provided function")
-    with forward_ad.dual_level():
+    with forward_ad.dual_level(record_tangents=create_graph):
         out, grads = _gradient(func, tuple(forward_ad.make_dual(x, t) for x, t in zip(xs, vs)), "hvp", strict,
                                record=create_graph)
         result = _fill([forward_ad.unpack_dual(g).tangent for g in grads], xs, strict, create_graph, "hessian")

@@ -6,6 +6,7 @@ Gradients ``g`` may carry extra leading batch dimensions; helpers index dims fro
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -25,8 +26,8 @@ def pow_base_grad(g: Any, x: Any, y: Any) -> Any:
     if isinstance(y, int | float) and not isinstance(y, bool):
         if y == 2:
             return g * F.conj(2 * x)  # saves the pass that x ** 1 would cost
-        return g * F.conj(y * x ** (y - 1)) if y != 0 else g * 0 * x
-    return F.where(F.eq(y, 0), 0.0, g * F.conj(y * x ** (y - 1)))
+        return g * F.conj(y * F.pow(x, y - 1)) if y != 0 else g * 0 * x
+    return F.where(F.eq(y, 0), 0.0, g * F.conj(y * F.pow(x, y - 1)))
 
 
 def pow_exponent_grad(g: Any, x: Any, y: Any, out: Any) -> Any:
@@ -143,6 +144,12 @@ def unreduce(g: Any, shape: tuple[int, ...], dim: Any, keepdim: bool) -> Any:
     return F.broadcast_to(g, batch + tuple(shape))
 
 
+def unmean(g: Any, shape: tuple[int, ...], dim: Any, keepdim: bool) -> Any:
+    """Gradient of a mean over ``dim``: g / count spread over the input, divided before it is spread (a view
+    of the small g, not a pass over the input). An empty input has an empty gradient whatever the divisor."""
+    return unreduce(g / max(count(shape, dim), 1), shape, dim, keepdim)
+
+
 def kept_shape(shape: tuple[int, ...], dim: Any) -> tuple[int, ...]:
     """The shape a reduction over ``dim`` gives with keepdim=True."""
     axes = normalize_dims(dim, len(shape))
@@ -172,7 +179,7 @@ def from_end(dims: Any, ndim: int, g: Any = None) -> tuple[int, ...]:
 
 def count(shape: tuple[int, ...], dim: Any) -> int:
     """How many elements a reduction over ``dim`` combines into each output element."""
-    return int(np.prod([shape[d] for d in normalize_dims(dim, len(shape))], dtype=np.int64))
+    return math.prod(shape) if dim is None else math.prod([shape[d] for d in normalize_dims(dim, len(shape))])
 
 
 # ----- indexing -----
@@ -194,8 +201,9 @@ def core_index(index: Any, shape: tuple[int, ...]) -> tuple[tuple[Any, ...], int
     """``index`` into an array of ``shape``, rewritten to address the last ``len(shape)`` dims of an
     array with any leading batch dims; also returns how many dims ``x[index]`` has.
 
-    A basic index is completed to name every dim; any other becomes one integer array per dim
-    (from the flat positions it picks), so NumPy never moves the indexed dims before the batch dims.
+    A basic index is completed to name every dim, and so are integer arrays on the leading dims; any
+    other becomes one integer array per dim (from the flat positions it picks), so NumPy never moves
+    the indexed dims before the batch dims.
     """
     index = as_index(index)
     if _is_basic(index):
@@ -204,6 +212,10 @@ def core_index(index: Any, shape: tuple[int, ...]) -> tuple[tuple[Any, ...], int
         k = next((k for k, i in enumerate(index) if i is Ellipsis), len(index))
         full = index[:k] + fill + index[k + 1:]
         return (Ellipsis,) + full, sum(1 for i in full if not isinstance(i, int | np.integer))
+    if len(index) <= len(shape) and all(type(i) is np.ndarray and i.dtype.kind in "iu" for i in index):
+        # x[rows, cols]: adjacent integer arrays, whose dims NumPy puts where they stand (after the batch)
+        rest = len(shape) - len(index)
+        return (Ellipsis,) + index + (slice(None),) * rest, max(i.ndim for i in index) + rest
     picked = np.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape)[index]
     return (Ellipsis,) + np.unravel_index(picked, shape), picked.ndim
 

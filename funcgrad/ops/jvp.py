@@ -17,13 +17,14 @@ mode is on: reverse-over-forward and forward-over-reverse both work.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from funcgrad import ops
 from funcgrad.core import dispatch
+from funcgrad.core.grad_mode import STATE
 from funcgrad.core.graph import FREED, SavedOutput
 from funcgrad.core.structured import Structured
 from funcgrad.core.tangents import DualLevel, carry_tangent, tangent_of, tangents_of
@@ -38,20 +39,36 @@ __all__ = ["ForwardLayer", "saved_dual", "dense", "zeros_like", "inplace_tangent
 class ForwardLayer(DualLevel):
     """The dispatch layer of a dual level: computes output tangents. Backward passes run their rules on
     Tensors meanwhile (recording nothing unless ``create_graph``), so gradients computed from values
-    that carry tangents carry theirs: forward-over-reverse needs no recorded second graph."""
+    that carry tangents carry theirs: forward-over-reverse needs no recorded second graph.
+
+    A rule runs on the arrays themselves, not on Tensors, when no one could see the difference: this is
+    the outermost level (no earlier level needs the tangents of the rule's ops), no layer other than
+    dual levels is installed (a profiler sees a rule's ops), and nothing would be recorded (grad mode
+    is off, nothing the rule reads requires grad, or the level's tangents are not recorded: ``record``)."""
 
     def op(self, spec: OpSpec, proceed: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         out = proceed(args, kwargs)
         if self.quiet:
             return out
-        full = spec.bind(args, kwargs)
+        full = args if not kwargs and len(args) == len(spec.params) else spec.bind(args, kwargs)
         tangents = _input_tangents(spec, full, self)
-        if all(t is None for t in tangents):
+        if tangents is None:
             return out
         if not spec.complex:
             refuse_complex(spec, full, out, tangents)
-        with dispatch.suspended(*self.and_later()):  # the rule's ops: seen by earlier levels only
-            tangent = _jvp(spec, full, out, tangents)
+        token = dispatch.hide(self.and_later())  # the rule's ops: seen by earlier levels only
+        try:
+            if self._on_arrays(spec, full, tangents):
+                tangent = None
+                if spec.jvp is ELEMENTWISE and not spec.sequence and isinstance(out, Tensor):
+                    tangent = _real_elementwise_jvp(spec, full, out.data, tangents)
+                if tangent is None:
+                    tangent = _jvp(spec, _arrays(spec, full), _data(out),
+                                   [None if t is None else t.data for t in tangents])
+            else:
+                tangent = _jvp(spec, full, out, tangents)
+        finally:
+            dispatch.restore(token)
         if spec.multi_output:
             for o, t in zip(out, tangent):
                 if t is not None and isinstance(o, Tensor) and o.dtype.kind in "fc":
@@ -59,8 +76,46 @@ class ForwardLayer(DualLevel):
             _save_with_tangents(out)
         elif isinstance(out, Tensor) and tangent is not None and out.dtype.kind in "fc":
             self.attach(out, tangent)
-            _save_with_tangents((out,))
+            if out.grad_fn is not None:
+                _save_with_tangents((out,))
         return out
+
+    def _on_arrays(self, spec: OpSpec, full: tuple[Any, ...], tangents: list[Any]) -> bool:
+        """Whether the JVP rule of this call may run on arrays (see the class docstring); called with this
+        level and the later ones suspended, so the layers left must all be earlier levels: none."""
+        if self.depth or dispatch.DISPATCH.layers:
+            return False
+        if not self.record or not STATE.grad_enabled:
+            return True
+        for t in tangents:
+            if t is not None and t._requires_grad:
+                return False
+        values = full[spec.params.index(spec.sequence)] if spec.sequence else [full[p] for p in spec.tensor_positions]
+        for v in values:
+            if isinstance(v, Tensor) and v._requires_grad:
+                return False
+        return True
+
+
+def _data(value: Any) -> Any:
+    """A Tensor's array (each of a tuple's), anything else as it is."""
+    if isinstance(value, Tensor):
+        return value.data
+    if type(value) is tuple:
+        return tuple(_data(v) for v in value)
+    return value
+
+
+def _arrays(spec: OpSpec, full: tuple[Any, ...]) -> tuple[Any, ...]:
+    """An op call's bound arguments with its Tensors replaced by their arrays."""
+    if spec.sequence:
+        i = spec.params.index(spec.sequence)
+        return full[:i] + ([_data(v) for v in full[i]],) + full[i + 1:]
+    arrays = list(full)
+    for p in spec.tensor_positions:
+        if isinstance(arrays[p], Tensor):
+            arrays[p] = arrays[p].data
+    return tuple(arrays)
 
 
 def _save_with_tangents(outputs: tuple[Any, ...]) -> None:
@@ -101,13 +156,39 @@ def dense(tangent: Tensor | None) -> Tensor | None:
     return ops.to_copy(tangent, tangent.dtype)
 
 
-def _input_tangents(spec: OpSpec, full: tuple[Any, ...], level: DualLevel) -> list[Any]:
+def _input_tangents(spec: OpSpec, full: tuple[Any, ...], level: DualLevel) -> list[Any] | None:
     """One entry per rule input (per element of a sequence input): its tangent at ``level``, or None (also for
-    NONDIFF)."""
+    NONDIFF); None when no input has one."""
+    found = False
+    tangents: list[Any] = []
     if spec.sequence:
-        return [tangent_of(a, level) for a in full[spec.params.index(spec.sequence)]]
-    return [tangent_of(full[p], level) if rule is not NONDIFF else None
-            for p, rule in zip(spec.tensor_positions, spec.rules.values())]
+        for a in full[spec.params.index(spec.sequence)]:
+            t = tangent_of(a, level)
+            found = found or t is not None
+            tangents.append(t)
+        return tangents if found else None
+    for p, differentiable in zip(spec.tensor_positions, _differentiable(spec)):
+        a = full[p]
+        t = None
+        if differentiable and isinstance(a, Tensor):
+            extra = a._extra
+            if extra is not None and extra.tangents:
+                t = extra.tangents.get(level)
+                if t is not None:
+                    found = True
+        tangents.append(t)
+    return tangents if found else None
+
+
+_DIFFERENTIABLE: dict[OpSpec, tuple[bool, ...]] = {}
+
+
+def _differentiable(spec: OpSpec) -> tuple[bool, ...]:
+    """Per tensor input of ``spec``: whether it has a rule (is not NONDIFF)."""
+    found = _DIFFERENTIABLE.get(spec)
+    if found is None:
+        found = _DIFFERENTIABLE[spec] = tuple(rule is not NONDIFF for rule in spec.rules.values())
+    return found
 
 
 def _primals(spec: OpSpec, full: tuple[Any, ...]) -> list[Any]:
@@ -135,8 +216,10 @@ def _named_value(spec: OpSpec, name: str, full: tuple[Any, ...], out: Any) -> An
     return tuple(np.shape(e) for e in value) if source == spec.sequence else np.shape(value)
 
 
-def zeros_like(value: Any) -> Tensor:
-    return Tensor(np.zeros(np.shape(value), np.result_type(value, np.float32)))
+def zeros_like(value: Any) -> Any:
+    """The tangent of an input without one: zeros of its shape, a Tensor for a Tensor (an array for an array)."""
+    zeros = np.zeros(np.shape(value), np.result_type(value, np.float32))
+    return Tensor._wrap(zeros) if isinstance(value, Tensor) else zeros
 
 
 def _jvp(spec: OpSpec, full: tuple[Any, ...], out: Any, tangents: list[Any]) -> Any:
@@ -157,16 +240,20 @@ def _elementwise_jvp(spec: OpSpec, full: tuple[Any, ...], out: Any, tangents: li
     holomorphic f, and for real-valued f of z once the real part is taken: then it is Re(conj(vjp(1)) t))."""
     total = None
     ndim = out.ndim
-    complex_out = out.dtype.kind == "c"
+    complex_out = complex_ = out.dtype.kind == "c"
     primals = _primals(spec, full)
-    complex_ = complex_out or any(t is not None and (t.dtype.kind == "c" or is_complex(p))
-                                  for t, p in zip(tangents, primals))
+    if not complex_:
+        for t, p in zip(tangents, primals):
+            if t is not None and (t.dtype.kind == "c" or is_complex(p)):
+                complex_ = True
+                break
+    plan = _value_plan(spec)
     for (vjp, _slot, idx), t, p in zip(spec.node_class._rules, tangents, primals):  # type: ignore[attr-defined]
         if t is None:
             continue
-        if t.ndim != np.ndim(p):  # a batch of tangents: its dims go in front of the output's
-            t = align(t, p, ndim)
-        values = [_named_value(spec, spec.saved_names[i], full, out) for i in idx]
+        if t.ndim != (p.ndim if isinstance(p, Tensor | np.ndarray) else np.ndim(p)):  # a batch of tangents:
+            t = align(t, p, ndim)  # its dims go in front of the output's
+        values = [_planned_value(plan[i], full, out) for i in idx]
         term = ops.conj(vjp(ops.conj(t), *values)) if complex_ else vjp(t, *values)
         total = term if total is None else total + term
     if complex_ and not complex_out and total.dtype.kind == "c":
@@ -175,6 +262,67 @@ def _elementwise_jvp(spec: OpSpec, full: tuple[Any, ...], out: Any, tangents: li
     if shape != out.shape and tuple(shape[len(shape) - ndim:]) != out.shape:
         total = ops.broadcast_to(total, tuple(shape[: len(shape) - ndim]) + out.shape)
     return total
+
+
+def _real_elementwise_jvp(spec: OpSpec, full: tuple[Any, ...], out: np.ndarray, tangents: list[Any]) -> Any:
+    """``_elementwise_jvp`` on arrays for the common case, in fewer steps: real values, tangents without a batch
+    dimension. None for any other case (the caller then takes the general path)."""
+    if out.dtype.kind == "c":
+        return None
+    arrays = list(full)
+    for p in spec.tensor_positions:
+        a = arrays[p]
+        if isinstance(a, Tensor):
+            arrays[p] = a = a.data
+            if a.dtype.kind == "c":
+                return None
+        elif is_complex(a):
+            return None
+    plan = _value_plan(spec)
+    total = None
+    for (vjp, _slot, idx), p, t in zip(spec.node_class._rules, spec.tensor_positions, tangents):  # type: ignore[attr-defined]
+        if t is None:
+            continue
+        t = t.data
+        a = arrays[p]
+        if t.dtype.kind == "c" or t.ndim != (a.ndim if type(a) is np.ndarray else np.ndim(a)):
+            return None
+        term = vjp(t, *[_planned_value(plan[i], arrays, out) for i in idx])
+        total = term if total is None else total + term
+    if total.shape != out.shape:
+        total = ops.broadcast_to(total, out.shape)
+    return total
+
+
+_VALUE_PLANS: dict[OpSpec, tuple[tuple[int, int], ...]] = {}
+
+
+def _value_plan(spec: OpSpec) -> tuple[tuple[int, int], ...]:
+    """Per saved name of ``spec``: ``(position in the bound arguments or -1 for out, what of it: 0 the value,
+    1 its shape, 2 its elements' shapes)``, so ``_named_value``'s string work is done once per op."""
+    plan = _VALUE_PLANS.get(spec)
+    if plan is None:
+        entries = []
+        for name in spec.saved_names:
+            if name == "out":
+                entries.append((-1, 0))
+            elif name in spec.params:
+                entries.append((spec.params.index(name), 0))
+            else:
+                source = name[: -len("_shape")]
+                entries.append((spec.params.index(source), 2 if source == spec.sequence else 1))
+        plan = _VALUE_PLANS[spec] = tuple(entries)
+    return plan
+
+
+def _planned_value(entry: tuple[int, int], full: Sequence[Any], out: Any) -> Any:
+    position, kind = entry
+    if position < 0:
+        return out
+    value = full[position]
+    if kind == 0:
+        return value
+    return np.shape(value) if kind == 1 else tuple(np.shape(e) for e in value)
 
 
 def _linear_jvp(spec: OpSpec, full: tuple[Any, ...], tangents: list[Any]) -> Any:

@@ -24,6 +24,31 @@ def sum_to(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return out.reshape(shape) if lead or out.shape != shape else out
 
 
+def broadcast_view(x: Any, shape: tuple[int, ...]) -> Any:
+    """``x`` broadcast to ``shape``: a read-only view, as ``np.broadcast_to`` gives.
+
+    A C-contiguous array (or a scalar) gets its view from its strides directly, a zero stride per
+    broadcast dim: ``np.broadcast_to`` builds an iterator in Python and costs several microseconds,
+    which a gradient that is spread back over a reduction pays once per backward pass.
+    """
+    if type(x) is not np.ndarray:
+        if not isinstance(x, int | float | complex | np.generic):
+            return np.broadcast_to(x, shape)  # structured and traced arrays broadcast themselves
+        x = np.asarray(x)
+    shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
+    lead = len(shape) - x.ndim
+    if lead < 0 or not x.size or not x.flags.c_contiguous or min(shape[:lead], default=0) < 0:
+        return np.broadcast_to(x, shape)  # (NumPy's errors, and the views it makes of empty arrays)
+    strides = [0] * len(shape)
+    for i, n in enumerate(x.shape):
+        m = shape[lead + i]
+        if n == m:
+            strides[lead + i] = x.strides[i]
+        elif n != 1 or m < 0:
+            return np.broadcast_to(x, shape)  # (NumPy's errors)
+    return np.ndarray(shape, x.dtype, memoryview(x).toreadonly(), 0, strides)  # read-only: no write can spread
+
+
 def sigmoid(x: np.ndarray) -> np.ndarray:
     """The logistic function 1 / (1 + exp(-x)), stable for large real |x|."""
     return 1 / (1 + np.exp(-x)) if np.result_type(x).kind == "c" else sp.expit(x)

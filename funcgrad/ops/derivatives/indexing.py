@@ -83,11 +83,13 @@ def _index_put(x, index, values, accumulate=False):
     """A copy of ``x`` with ``x[index] = values`` (``+=`` when ``accumulate``, repeated indices adding up)."""
     out = copy_to_write(x, values)
     index = R.as_index(index)
-    K.pick(out, index)  # raises torch's message for an index out of range
-    if accumulate:
-        np.add.at(out, index, values)
-    else:
-        out[index] = values
+    try:
+        if accumulate:
+            np.add.at(out, index, values)
+        else:
+            out[index] = values
+    except IndexError as e:  # torch's message for an index out of range (the copy is dropped)
+        raise IndexError(str(e).replace("axis", "dimension")) from None
     return out
 
 

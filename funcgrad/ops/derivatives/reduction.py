@@ -283,7 +283,7 @@ sum_to = defop("sum_to", K.sum_to, x=lambda g, x_shape, shape: R.expand_to(g, sh
 sum    = defop("sum",    _sum,     x=lambda g, x_shape, dim, keepdim: R.unreduce(g, x_shape, dim, keepdim),
                jvp=lambda x_t, x, dim, keepdim: F.sum(x_t, _dims_from_end(dim, np.ndim(x)), keepdim))
 mean   = defop("mean",   _mean,
-               x=lambda g, x_shape, dim, keepdim: R.unreduce(g, x_shape, dim, keepdim) / R.count(x_shape, dim),
+               x=lambda g, x_shape, dim, keepdim: R.unmean(g, x_shape, dim, keepdim),
                jvp=lambda x_t, x, dim, keepdim: F.mean(x_t, _dims_from_end(dim, np.ndim(x)), keepdim))
 var    = defop("var",    _var,     x=_var_grad, jvp=_var_jvp)
 std    = defop("std",    _std,     x=_std_grad, jvp=_std_jvp)    # 0 where std == 0, as torch

@@ -11,6 +11,7 @@ import numpy as np
 
 import funcgrad.ops as F
 from funcgrad.ops import formulas as R
+from funcgrad.ops import kernels as K
 from funcgrad.ops.registry import allow_complex, composite, defop, tensor_method
 
 
@@ -119,12 +120,12 @@ def _unsqueeze(x, dim):
 
 def _broadcast_to(x, shape):
     """``x`` broadcast to ``shape`` (a read-only view)."""
-    return np.broadcast_to(x, shape)
+    return K.broadcast_view(x, shape)
 
 
 def _expand(x, sizes):
     """``x`` broadcast to ``sizes``, where -1 keeps a size (a read-only view)."""
-    return np.broadcast_to(x, _expanded_shape(np.shape(x), _tuple(sizes)))
+    return K.broadcast_view(x, _expanded_shape(np.shape(x), _tuple(sizes)))
 
 
 def _permute(x, dims):
