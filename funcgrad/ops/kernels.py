@@ -19,9 +19,12 @@ def sum_to(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """Sum ``x`` down to ``shape`` (the inverse of broadcasting ``shape`` up to ``x.shape``)."""
     shape = tuple(shape)
     lead = x.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and x.shape[lead + i] != 1)
-    out = np.sum(x, axis=axes, keepdims=True) if axes else x
-    return out.reshape(shape) if lead or out.shape != shape else out
+    inner = tuple(lead + i for i, n in enumerate(shape) if n == 1 and x.shape[lead + i] != 1)
+    reduce = np.add.reduce if type(x) is np.ndarray else np.sum  # (np.sum's wrapper costs more than the sum)
+    if not inner:  # only leading dims to sum away, as for a bias: no keepdims and no reshape
+        return reduce(x, axis=tuple(range(lead))) if lead else x
+    out = reduce(x, axis=tuple(range(lead)) + inner, keepdims=True)
+    return out.reshape(shape) if lead else out
 
 
 def broadcast_view(x: Any, shape: tuple[int, ...]) -> Any:
