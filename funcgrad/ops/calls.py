@@ -231,8 +231,10 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
             for_x = b if edge_a is not NO_EDGE else None
             for_y = a if edge_b is not NO_EDGE else None
             node._saved = (for_x, for_y)
-            node._versions = (for_x._version_counter[0] if isinstance(for_x, Tensor) else _version(for_x),
-                              for_y._version_counter[0] if isinstance(for_y, Tensor) else _version(for_y))
+            node._versions = (for_x._version_counter[0] if isinstance(for_x, Tensor) else
+                              None if for_x is None or for_x.__class__ is float else _version(for_x),
+                              for_y._version_counter[0] if isinstance(for_y, Tensor) else
+                              None if for_y is None or for_y.__class__ is float else _version(for_y))
         else:
             node._saved, node._versions = _saved(plan, args, edges, result.data, counter)
         return result

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from funcgrad.core.graph import Node
+from funcgrad.core.tensor import Tensor
 
 if TYPE_CHECKING:
     from funcgrad.ops.registry import OpSpec
@@ -78,6 +79,12 @@ class _UnaryOpNode(_OpNode):
         read = self._read
         if not read:
             return [self._rule(grad_outputs[0])]
+        saved = self._saved
+        if saved.__class__ is tuple and len(saved) == 1 and not as_tensors:  # one saved input (sin, log...): inline
+            value, = saved
+            version, = self._versions
+            if version.__class__ is int and value.__class__ is Tensor and value._version_counter[0] == version:
+                return [self._rule(grad_outputs[0], value.data)]
         return [_call(self._rule, grad_outputs[0], self.unpack_saved(as_tensors), read)]
 
 
