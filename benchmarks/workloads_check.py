@@ -33,7 +33,7 @@ GRADCHECK: dict[str, Call] = {
     "slow": lambda api, f, x: api.gradcheck(f, (x.requires_grad_(),)),
     "fast": lambda api, f, x: api.gradcheck(f, (x.requires_grad_(),), fast_mode=True),
 }
-# three-valued verdicts (issue 18): slow mode walks every element, fast mode probes blocks of them
+# three-valued verdicts (issue 18): slow mode walks every element, fast mode screens with projections
 VERDICT: dict[str, Call] = {
     "verdict-slow": lambda api, f, x: api.gradcheck(f, (x.requires_grad_(),), three_valued=True).status == "pass",
     "verdict-fast": lambda api, f, x: api.gradcheck(f, (x.requires_grad_(),), three_valued=True,
@@ -48,8 +48,8 @@ WORKLOADS = [
     transform_workload("gradcheck-fast", "the same, funcgrad = fast mode against funcgrad's slow mode",
                        elementwise_setup, sin_times, GRADCHECK, "fast", SIZES, SMALL_SIZES, apis=("funcgrad",),
                        targets=(Target(("fg slow",), 0.1, "fast mode at least 10x faster than slow mode"),)),
-    transform_workload("gradcheck-verdict", "three-valued gradcheck of the same; funcgrad = fast mode (block "
-                       "probes) against slow mode (every element)", elementwise_setup, sin_times, VERDICT,
+    transform_workload("gradcheck-verdict", "three-valued gradcheck of the same; funcgrad = fast mode (projections "
+                       "on output blocks) against slow mode (every element)", elementwise_setup, sin_times, VERDICT,
                        "verdict-fast", SIZES, SMALL_SIZES, apis=("funcgrad",),
                        targets=(Target(("fg verdict-slow",), 0.1, "fast mode at most a tenth of slow mode"),)),
 ]

@@ -108,15 +108,42 @@ class Backward:
         return [np.stack([row[p] for row in rows]) if rows else np.zeros((0, real_size(x)))
                 for p, x in enumerate(self.diff)]
 
-    def batched_rows(self, outputs: Sequence[Tensor], j: int) -> list[np.ndarray] | None:
-        """The Jacobian blocks of output ``j`` by one batched backward, or None if the backward cannot batch."""
+    def projections(self, outputs: Sequence[Tensor], covectors: np.ndarray) -> list[np.ndarray]:
+        """``covectors @ J`` w.r.t. every checked input, [pos] (k, in size), for covectors (k, the real sizes of all
+        outputs, concatenated).
+
+        One batched backward per output stands in for a backward per covector when it reproduces those of the
+        first and the last covector; otherwise it is one backward per covector, so the numbers never depend on
+        batching.
+        """
+        offsets = np.cumsum([0, *(real_size(o) for o in outputs)])
+        total = [np.zeros((len(covectors), real_size(x))) for x in self.diff]
+        for j in range(len(outputs)):
+            seeds = covectors[:, offsets[j]:offsets[j + 1]]
+            if not seeds.size:
+                continue
+            rows = self.batched_rows(outputs, j, seeds)
+            checked = {k: self.vjp(outputs, j, seeds[k]) for k in (0, len(seeds) - 1)}
+            tol = 1e4 * float(np.finfo(outputs[j].dtype).eps)
+            if rows is None or any(np.any(np.abs(a - block[k]) > tol * np.abs(a).max())
+                                   for k, row in checked.items() for a, block in zip(row, rows)):
+                each = [checked[k] if k in checked else self.vjp(outputs, j, v) for k, v in enumerate(seeds)]
+                rows = [np.stack([r[p] for r in each]) for p in range(len(self.diff))]
+            for t, r in zip(total, rows):
+                t += r
+        return total
+
+    def batched_rows(self, outputs: Sequence[Tensor], j: int,
+                     seeds: np.ndarray | None = None) -> list[np.ndarray] | None:
+        """``seeds @ J`` (k, out's real size) for output ``j``'s blocks by one batched backward (unit seeds: the
+        whole Jacobian), or None if the backward cannot batch."""
         out = outputs[j]
         if not out.requires_grad or not out.data.size:
             return None
-        size = real_size(out)
-        seeds = cotangent(np.eye(size), out)
+        seeds = np.eye(real_size(out)) if seeds is None else seeds
+        size = len(seeds)
         try:
-            grads = autograd_grad(out, self.diff, seeds, retain_graph=True, allow_unused=True,
+            grads = autograd_grad(out, self.diff, cotangent(seeds, out), retain_graph=True, allow_unused=True,
                                   is_grads_batched=True)
         except Exception:  # any failure to batch: the row-by-row run decides
             return None

@@ -341,11 +341,21 @@ def _three_valued(run: _Run, differentiable: bool, raise_exception: bool) -> Ver
 
 
 def _problem(run: _Run) -> Problem:
-    """What ``judge`` needs: autograd's Jacobians (reentrant, or a GradcheckError) and how to name things."""
-    first, second = run.analytical()
-    run.reentrant(first, second)
+    """What ``judge`` needs: autograd's Jacobians and projections on demand (each computed twice: reentrant, or a
+    GradcheckError) and how to name things."""
     outputs = tensor_outputs(run.func, run.inputs)
-    return Problem(run.func, run.inputs, run.indices, first, [real_shape(o) for o in outputs],
+
+    def jacobians() -> list[list[np.ndarray]]:
+        first, second = run.analytical()
+        run.reentrant(first, second)
+        return first
+
+    def projections(covectors: np.ndarray) -> list[np.ndarray]:
+        first, second = (run.backward.projections(outputs, covectors) for _ in range(2))
+        run.reentrant([first], [second])
+        return first
+
+    return Problem(run.func, run.inputs, run.indices, jacobians, projections, [real_shape(o) for o in outputs],
                    run.opts.output_label, run.opts.input_label)
 
 
@@ -377,7 +387,8 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: Step = 1e-6, atol: 
         three_valued: instead of PyTorch's verdict, return a ``Verdict``: ``pass``, ``fail`` (a discrepancy
             beyond the estimated numerical error) or ``inconclusive`` (a kink within the step, the dtype's
             resolution exhausted, a non-deterministic function), with steps fitted per element and Richardson
-            error estimates; ``eps``, ``atol`` and ``rtol`` are then unused. Fast mode probes blocks of elements.
+            error estimates; ``eps``, ``atol`` and ``rtol`` are then unused. Fast mode screens with projections on
+            blocks of outputs and walks only what does not pass.
         progress: show a progress bar over slow mode's finite-difference columns (tqdm if installed).
 
     Returns:

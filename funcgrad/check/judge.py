@@ -8,16 +8,21 @@ say so; anything else is inconclusive, with the reason: a kink within the step (
 distance), or the dtype's resolution exhausted at this scale. A function whose two evaluations at one point differ
 is inconclusive as a whole (non-deterministic).
 
-Slow mode walks every input element. Fast mode probes blocks: for each block of about ``sqrt(n)`` input elements
-one directional difference along random signs, compared output element by output element with autograd's, so a
-bug confined to one element is diluted by its block at most, never by the whole Jacobian; blocks that do not
-pass are then walked element by element.
+Slow mode walks every input element. Fast mode first screens each input with projections ``v^T J u``: two
+directional differences ``J u`` (random signs) projected on covectors ``v``, random signs on one block of about
+``sqrt(m)`` outputs each, weighted by each output's tolerance, against ``v^T J`` from one batched backward pass; a
+bug at one element then shows as if that output were compared alone. No full Jacobian is built when the screen
+passes. Otherwise the outputs of the failing projections are compared one by one (their rows of autograd's
+Jacobian), and the input elements they involve, with those of the blocks whose probes (per block of about
+``sqrt(n)`` input elements, output element by output element) do not pass, are walked element by element, which
+names and diagnoses them.
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -36,17 +41,23 @@ _ROUNDING = 2 / 3  # eps ** _ROUNDING (relative) is always allowed: rounding in 
 _RESOLVED = 0.4  # an estimate resolves a derivative when its error is below eps ** _RESOLVED (relative) ...
 _ACCURACY = 1e-3  # ... and below this, so that a pass rules out a bug of 0.4% (MARGIN times the error)
 _PROBES = 2  # dense random probes beside the block probes in fast mode
+_SCREENS = 2  # random directions of fast mode's screen
 
 
 @dataclass
 class Problem:
-    """What is judged: ``func`` (returning the checked outputs) at ``inputs``, the inputs that require grad, their
-    analytical Jacobians ``[j][pos]`` and how a report names outputs and inputs."""
+    """What is judged: ``func`` (returning the checked outputs) at ``inputs``, the inputs that require grad, autograd's
+    side and how a report names outputs and inputs.
+
+    Autograd's side comes on demand, each checked for reentrancy (a ``GradcheckError`` otherwise): ``jacobians()``
+    gives the Jacobians ``[j][pos]``, ``projections(v)`` the products ``v @ J`` [pos] (k, in size) for covectors
+    ``v`` (k, the real sizes of all outputs, concatenated)."""
 
     func: Callable[..., Any]
     inputs: Sequence[Any]
     indices: list[int]
-    analytical: list[list[np.ndarray]]
+    jacobians: Callable[[], list[list[np.ndarray]]]
+    projections: Callable[[np.ndarray], list[np.ndarray]]
     out_shapes: list[tuple[int, ...]]
     output_label: Callable[[int], str]
     input_label: Callable[[int], str]
@@ -94,6 +105,17 @@ def _direction_shift(problem: Problem, x: np.ndarray, u: np.ndarray) -> Shift:
     return shifted
 
 
+def _converged() -> Callable[[np.ndarray, np.ndarray], bool]:
+    """A stop for ``derivative``'s ladder: True once the total error of the finite elements no longer halves."""
+    last = [np.inf]
+
+    def converged(value: np.ndarray, error: np.ndarray) -> bool:
+        now = float(np.sum(error, where=np.isfinite(error)))
+        done, last[0] = now > last[0] / 2, now
+        return done
+    return converged
+
+
 def _coords(flat: int, shape: tuple[int, ...]) -> str:
     return str(tuple(int(c) for c in np.unravel_index(flat, shape))) if shape else "()"
 
@@ -128,6 +150,29 @@ class _Classifier:
             return bool(np.all(self.split(ana, value, error, scale)[0]))
         return decided
 
+    def tolerance(self, est: Estimate, centre: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(tolerance, scale)`` per output of a directional difference ``J u``: what ``split`` would allow each
+        output's gap, and what each is measured against (``|f|``, ``centre``, where ``J u`` is negligible)."""
+        scale = np.abs(est.value)
+        scale = np.where(scale <= np.sqrt(self.eps) * centre, centre, scale)
+        return MARGIN * est.error + self.eps ** _ROUNDING * 2 * scale, scale
+
+    def projected(self, ana: np.ndarray, covectors: np.ndarray, est: Estimate,
+                  centre: np.ndarray) -> tuple[np.ndarray, bool]:
+        """How a directional difference ``J u`` (``est``, per output) compares, projected on ``covectors`` (k, m),
+        with autograd's ``v^T J u`` (``ana``); ``centre``: ``|f|`` at the point.
+
+        Returns which projections fail, stricter than ``split``: beyond the tolerance of one output (the largest;
+        with covectors weighted by ``1 / tolerance`` a bug at one output shows as if compared alone), and whether
+        every output's error resolves the largest ``(J u)_r`` of its covector.
+        """
+        magnitude = np.abs(covectors)
+        tolerance, scale = self.tolerance(est, centre)
+        peak = np.max(np.where(magnitude > 0, scale, 0.0), axis=1, initial=0.0)
+        resolved = bool(np.all((magnitude == 0) | (est.error <= self.resolved * peak[:, None])))
+        gap = np.abs(covectors @ est.value - ana)
+        return ~(gap <= np.max(magnitude * tolerance, axis=1, initial=0.0)), resolved
+
 
 class _Judge:
     """One three-valued run over a ``Problem``."""
@@ -136,19 +181,32 @@ class _Judge:
         self.p = problem
         self.rule = _Classifier(problem.eps())
         self.sizes = [math.prod(s) for s in problem.out_shapes]
-        # autograd's Jacobians of every output w.r.t. each checked input, stacked: [pos] (total outputs, n)
-        self.stacked = [np.concatenate([blocks[pos] for blocks in problem.analytical], axis=0)
-                        if problem.analytical else np.zeros((0, real_view(problem.inputs[i].data).size))
-                        for pos, i in enumerate(problem.indices)]
         self.offsets = np.cumsum([0, *self.sizes])
         self.elements: list[Element] = []
         self.checked = 0
-        # numerical Jacobians as far as computed, NaN elsewhere: [pos] (total outputs, in.size)
-        self.numerical = [np.full((self.offsets[-1], real_view(problem.inputs[i].data).size), np.nan)
-                          for i in problem.indices]
-        self.errors = [np.full_like(n, np.nan) for n in self.numerical]
-        self.failed = [np.zeros(n.shape, bool) for n in self.numerical]
         self.centre = np.nan_to_num(problem.values(), nan=0.0, posinf=0.0, neginf=0.0)
+
+    @cached_property
+    def stacked(self) -> list[np.ndarray]:
+        """Autograd's Jacobians of every output w.r.t. each checked input, stacked: [pos] (total outputs, n)."""
+        analytical = self.p.jacobians()
+        return [np.concatenate([blocks[pos] for blocks in analytical], axis=0) if analytical else
+                np.zeros((0, real_view(self.p.inputs[i].data).size)) for pos, i in enumerate(self.p.indices)]
+
+    @cached_property
+    def numerical(self) -> list[np.ndarray]:
+        """The numerical Jacobians as far as computed, NaN elsewhere: [pos] (total outputs, in.size)."""
+        return [np.full((self.offsets[-1], real_view(self.p.inputs[i].data).size), np.nan) for i in self.p.indices]
+
+    @cached_property
+    def errors(self) -> list[np.ndarray]:
+        """The estimated errors of ``numerical``."""
+        return [np.full_like(n, np.nan) for n in self.numerical]
+
+    @cached_property
+    def failed(self) -> list[np.ndarray]:
+        """The elements that failed: [pos] (total outputs, in.size)."""
+        return [np.zeros(n.shape, bool) for n in self.numerical]
 
     def where(self, row: int, i: int, k: int) -> str:
         j = int(np.searchsorted(self.offsets, row, side="right") - 1)
@@ -204,6 +262,64 @@ class _Judge:
             self.failed[self.p.indices.index(i)][row, k] = status == FAIL
             self.elements.append(Element(status, self.where(int(row), i, k), float(ana[row]),
                                          float(est.value[row]), float(est.error[row]), reason))
+
+    def covectors(self, rng: np.random.Generator) -> np.ndarray:
+        """Fast mode's covectors before weighting: random signs on each block of about ``sqrt(m)`` outputs, zero
+        elsewhere (rows; columns are the real sizes of all outputs, concatenated)."""
+        m = int(self.offsets[-1])
+        blocks = np.array_split(np.arange(m), int(np.ceil(np.sqrt(m)))) if m else []
+        covectors = np.zeros((len(blocks), m))
+        for b, rows in enumerate(blocks):
+            covectors[b, rows] = np.where(rng.random(rows.size) < 0.5, -1.0, 1.0)
+        return covectors
+
+    def screened(self, pos: int, signs: np.ndarray, rng: np.random.Generator) -> tuple[str, list[int]]:
+        """Fast mode's screen of checked input ``pos``: how ``v^T J u`` compares for ``_SCREENS`` random directions
+        ``u`` (signs, scaled by the elements' magnitude) and covectors ``v``: ``signs`` weighted per output by
+        ``1 / tolerance`` of that direction's difference, so that a small, precise output is not drowned by a
+        large, noisy one. Each difference runs its ladder until the error stops halving, since a pass is only as
+        sensitive as the final error; see ``_Classifier.projected``. The outputs of a failing projection are
+        then compared one by one, as its gap may be their errors summed: ``fail`` only if one of them fails, with
+        the input elements on which autograd says the failing ones depend."""
+        i = self.p.indices[pos]
+        flat = real_view(self.p.inputs[i].data)
+        if not flat.size or not signs.size:
+            return PASS, []
+        weight = np.maximum(np.abs(flat.astype(np.float64)), 1.0)  # relative steps for large elements
+        h0 = float(first_step(np.zeros(1, flat.dtype))[0])
+        centre = np.abs(self.centre)
+        directions = [np.where(rng.random(flat.size) < 0.5, -1.0, 1.0) * weight for _ in range(_SCREENS)]
+        estimates = [derivative(_direction_shift(self.p, flat, u), h0, self.rule.eps, _converged())
+                     for u in directions]
+        if not all(np.all(np.isfinite(est.error)) for est in estimates):
+            return INCONCLUSIVE, []
+        weights = [1 / (self.rule.tolerance(est, centre)[0] + 1e-300) for est in estimates]
+        covectors = [signs * w / np.max(np.abs(signs) * w, axis=1, keepdims=True) for w in weights]
+        rows = self.p.projections(np.concatenate(covectors))[pos]
+        status, suspects = PASS, np.zeros(signs.shape[1], bool)
+        for k, (u, est, v) in enumerate(zip(directions, estimates, covectors)):
+            failed, resolved = self.rule.projected(rows[k * len(v):(k + 1) * len(v)] @ u, v, est, centre)
+            suspects |= np.any(v[failed] != 0, axis=0)
+            status = status if resolved else INCONCLUSIVE
+            self.checked += len(v)
+        columns = self.failing_outputs(pos, suspects, directions, estimates) if suspects.any() else None
+        return (FAIL, columns) if columns is not None else (status, [])
+
+    def failing_outputs(self, pos: int, suspects: np.ndarray, directions: list[np.ndarray],
+                        estimates: list[Estimate]) -> list[int] | None:
+        """Compare autograd's ``(J u)_r`` for the ``suspects`` outputs ``r`` (their rows of the Jacobian, one
+        backward pass) with the differences ``estimates`` along ``directions``; the input elements on which the
+        rows that fail depend, by autograd (None if none fails)."""
+        chosen = np.nonzero(suspects)[0]
+        seeds = np.zeros((chosen.size, suspects.size))
+        seeds[np.arange(chosen.size), chosen] = 1.0
+        exact = self.p.projections(seeds)[pos]
+        self.checked += chosen.size * len(directions)
+        failed = np.zeros(chosen.size, bool)
+        for u, est in zip(directions, estimates):
+            tolerance = self.rule.tolerance(est, np.abs(self.centre))[0][chosen]
+            failed |= ~(np.abs(exact @ u - est.value[chosen]) <= tolerance)
+        return np.nonzero(np.any(exact[failed] != 0, axis=0))[0].tolist() if failed.any() else None
 
     def probes(self, pos: int, rng: np.random.Generator) -> list[int]:
         """Fast mode for checked input ``pos``: the input elements of the blocks whose probes did not pass.
@@ -285,7 +401,12 @@ def _judged(problem: Problem, subject: str, fast: bool) -> Verdict:
     if reason is not None:
         return run.verdict(subject, [reason])
     rng = np.random.default_rng(0)
+    signs = run.covectors(rng)
     for pos, x in enumerate(problem.indices):
-        n = real_view(problem.inputs[x].data).size
-        run.columns(pos, run.probes(pos, rng) if fast else range(n))
+        if not fast:
+            run.columns(pos, range(real_view(problem.inputs[x].data).size))
+            continue
+        screen, columns = run.screened(pos, signs, rng)
+        if screen != PASS:  # the elements behind it, named and diagnosed
+            run.columns(pos, sorted(set(columns) | set(run.probes(pos, rng))))
     return run.verdict(subject, [])

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import funcgrad as fg
+from funcgrad.autograd import Function
 from funcgrad.check import GradcheckError, check_function, gradcheck, gradgradcheck
 from funcgrad.check.properties import InconclusiveCheckWarning, assert_grads_correct
 from tests.check.corpus import BUGS, HARD_RIGHT, Category
@@ -96,3 +97,50 @@ def test_fast_mode_is_a_tenth_of_slow_mode_on_300_elements() -> None:
             return fg.sin(t) * t
         assert gradcheck(f, (x,), three_valued=True, fast_mode=fast_mode).status == "pass"
     assert calls[True] <= 0.1 * calls[False]
+
+
+class _CubeSeenRows(Function):
+    """x**3, 0.5% wrong at element 7 when ``wrong``; counts the grad_output rows its backward sees."""
+
+    rows = 0
+    wrong = False
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        _CubeSeenRows.rows += g.data.size // x.data.size
+        scale = np.ones(x.shape, x.dtype)
+        scale[7] = 1.005 if _CubeSeenRows.wrong else 1.0
+        return g * 3 * x * x * fg.tensor(scale)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fast_mode_sees_a_small_output_beside_large_noisy_ones(dtype) -> None:
+    # the probes weight each output by its tolerance: element 7's derivative is 100 times smaller than the
+    # others', whose rounding noise would drown its 0.5% bug in a plain projection (float32)
+    x = np.full(40, 3.0) + np.linspace(0, 0.1, 40)
+    x[7] = 0.3
+    _CubeSeenRows.wrong = True
+    try:
+        for fast_mode in (False, True):
+            verdict = gradcheck(_CubeSeenRows.apply, (fg.tensor(x.astype(dtype), requires_grad=True),),
+                                three_valued=True, fast_mode=fast_mode, raise_exception=False)
+            assert verdict.status == "fail" and "(7,)" in verdict.elements[0].where, str(verdict)
+    finally:
+        _CubeSeenRows.wrong = False
+
+
+def test_fast_mode_pass_builds_no_jacobian() -> None:
+    # a pass takes a few projections: far fewer grad_output rows than the 300 of the Jacobian
+    x = fg.tensor(np.random.default_rng(0).uniform(0.5, 2, 300), requires_grad=True)
+    _CubeSeenRows.rows = 0
+    assert gradcheck(_CubeSeenRows.apply, (x,), three_valued=True, fast_mode=True).status == "pass"
+    assert 0 < _CubeSeenRows.rows <= 100
+    _CubeSeenRows.rows = 0
+    assert gradcheck(_CubeSeenRows.apply, (x,), three_valued=True).status == "pass"
+    assert _CubeSeenRows.rows >= 300
