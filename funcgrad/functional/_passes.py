@@ -6,7 +6,9 @@ forward mode with a tangent (or a batch of tangents) per leaf.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -19,7 +21,7 @@ from funcgrad.functional._argnums import Call
 from funcgrad.functional._core import grad_or_none, zeros_for
 from funcgrad.ops import alias
 
-__all__ = ["Traced", "reverse_pass", "pull", "push_pass"]
+__all__ = ["Traced", "reverse_pass", "pull", "push_pass", "inside_transform", "tracked"]
 
 
 class Traced:
@@ -37,7 +39,30 @@ class Traced:
         return self.graph or self.tangents
 
 
-def _tracked(x: Tensor) -> Tensor:
+class _TransformDepth(threading.local):
+    """How many ``funcgrad.func`` transforms are running their function in this thread."""
+
+    depth = 0
+
+
+_DEPTH = _TransformDepth()
+
+
+def inside_transform() -> bool:
+    """Whether this thread is inside the function of a ``funcgrad.func`` transform (grad, jacrev, jacfwd...)."""
+    return _DEPTH.depth > 0
+
+
+@contextmanager
+def _transforming() -> Iterator[None]:
+    _DEPTH.depth += 1
+    try:
+        yield
+    finally:
+        _DEPTH.depth -= 1
+
+
+def tracked(x: Tensor) -> Tensor:
     """A new Tensor object for ``x`` that requires grad, keeping ``x``'s history and tangent."""
     y = alias(x)
     return y if y.requires_grad else y.requires_grad_()
@@ -52,8 +77,8 @@ def reverse_pass(call: Call) -> tuple[list[Tensor], list[Tensor], Traced]:
     records the function once, not its backward pass too.
     """
     keep = Traced(call.inputs)
-    with enable_grad():
-        xs = [_tracked(x) for x in call.inputs]
+    with enable_grad(), _transforming():
+        xs = [tracked(x) for x in call.inputs]
         return xs, call(xs), keep
 
 
@@ -74,7 +99,7 @@ def push_pass(call: Call, tangents: Sequence[Any]) -> tuple[list[Tensor], list[T
     """
     keep = Traced(call.inputs)
     batch = tuple(np.shape(tangents[0])[:1]) if np.ndim(tangents[0]) > call.inputs[0].ndim else ()
-    with forward_ad.dual_level(record_tangents=keep.graph):
+    with forward_ad.dual_level(record_tangents=keep.graph), _transforming():
         outs = call([forward_ad.make_dual(x, t) for x, t in zip(call.inputs, tangents)])
         pairs = [forward_ad.unpack_dual(out) for out in outs]
     return ([p.primal for p in pairs],
