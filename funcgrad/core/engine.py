@@ -148,9 +148,10 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
             for (nxt, nr), g, meta in zip(node.next_functions, grads_in, node._shapes):
                 if nxt is None or g is None or (run is not None and nxt not in allowed):
                     continue
-                if (g.shape[batch:] if batch else g.shape) != meta[0]:
+                array = g.data if tensors and type(g) is Tensor else g  # (a Tensor's properties are calls)
+                if (array.shape[batch:] if batch else array.shape) != meta[0]:
                     g = _SPACE.sum_to(g, meta[0], batch)
-                if g.dtype != meta[1]:
+                if array.dtype != meta[1]:
                     g = _SPACE.cast(g, meta[1])
                 if nxt not in slots:
                     heappush(heap, (-nxt.sequence_nr, nxt))

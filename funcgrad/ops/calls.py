@@ -6,7 +6,7 @@ library, where argument packing alone would cost a tenth of an op.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -207,7 +207,7 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
             if not spec.complex and _has_complex(metas):
                 refuse_complex(spec, args, out)
         else:
-            edges, metas = _edges(args, positions)
+            edges, metas = _edges([args[i] for i in positions])
             node.next_functions = edges
             if not spec.complex and _has_complex(metas):
                 refuse_complex(spec, args, out)
@@ -242,12 +242,12 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
     return record
 
 
-def _edges(args: tuple[Any, ...], positions: tuple[int, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    """The edges of a node whose op reads the tensors at ``positions`` of ``args``, and their inputs' metadata."""
+def _edges(inputs: Sequence[Any]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """The edges of a node whose op reads ``inputs`` (NO_EDGE for one that is no Tensor requiring grad), and
+    their ``(shape, dtype)`` (None for those)."""
     edges: list[Any] = []
     metas: list[Any] = []
-    for i in positions:
-        a = args[i]
+    for a in inputs:
         if isinstance(a, Tensor) and a._requires_grad:
             fn = a.grad_fn
             edges.append((fn, a.output_nr) if fn is not None else (a._accumulator(), 0))
@@ -259,10 +259,12 @@ def _edges(args: tuple[Any, ...], positions: tuple[int, ...]) -> tuple[tuple[Any
     return tuple(edges), tuple(metas)
 
 
-def _saved(plan: tuple[tuple[int, tuple[int, ...], bool], ...], args: tuple[Any, ...], edges: tuple[Any, ...],
-           output: Any, counter: list[int]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+def _saved(plan: tuple[tuple[int, tuple[int, ...], bool], ...], args: tuple[Any, ...], edges: Any, output: Any,
+           counter: Any, seq: int = -1, outputs: tuple[Any, ...] | None = None) -> tuple[tuple[Any, ...], ...]:
     """What a node saves (by ``plan``: position, users, may-be-a-Tensor) and the versions to check it against.
-    A value only the rules of inputs without a gradient would read is not kept (None)."""
+    A value only the rules of inputs without a gradient would read is not kept (None). ``seq``: the position of
+    a sequence of tensors (its shape is saved as a tuple of shapes); ``outputs``: the result Tensors of an op
+    with several (saved as a tuple of ``SavedOutput``)."""
     saved: list[Any] = []
     versions: list[Any] = []
     for p, users, tensor in plan:
@@ -283,12 +285,17 @@ def _saved(plan: tuple[tuple[int, tuple[int, ...], bool], ...], args: tuple[Any,
                 versions.append(value._version_counter[0])
             else:
                 versions.append(_version(value))
-        elif p == -1:  # the op's own output: its array, checked through its version counter (saved at 0)
+        elif p < -1:  # only the shape of an input (a tuple of shapes for a sequence input)
+            source = args[-p - 2]
+            saved.append(tuple([_shape(e) for e in source]) if -p - 2 == seq else _shape(source))
+            versions.append(None)
+        elif outputs is not None:
+            value = tuple([SavedOutput(r.data, r._version_counter, i) for i, r in enumerate(outputs)])
+            saved.append(value)
+            versions.append(saved_version(value))
+        else:  # the op's own output: its array, checked through its version counter (saved at 0)
             saved.append(output)
             versions.append(counter)
-        else:  # only the shape of an input
-            saved.append(_shape(args[-p - 2]))
-            versions.append(None)
     return tuple(saved), tuple(versions)
 
 
@@ -298,6 +305,7 @@ def _sequence_or_multi_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any]
     positions = spec.tensor_positions
     saved_positions = spec.saved_positions
     saved_users = spec.saved_users if not spec.sequence else ((),) * len(saved_positions)
+    plan = tuple((p, users, True) for p, users in zip(saved_positions, saved_users))
     seq = spec.params.index(spec.sequence) if spec.sequence else -1
     multi = spec.multi_output
     several, first = len(positions) > 1, positions[0] if positions else 0  # one tensor input: no list to build
@@ -316,19 +324,8 @@ def _sequence_or_multi_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any]
         node.sequence_nr = next_sequence_nr()
         node._hooks = None
         if several or seq >= 0:
-            edges = []
-            shapes = []
-            for a in (args[seq] if seq >= 0 else [args[i] for i in positions]):
-                if isinstance(a, Tensor) and a._requires_grad:
-                    fn = a.grad_fn
-                    edges.append((fn, a.output_nr) if fn is not None else (a._accumulator(), 0))
-                    d = a.data
-                    shapes.append((d.shape, d.dtype))
-                else:
-                    edges.append(NO_EDGE)  # type: ignore[arg-type]
-                    shapes.append(None)  # type: ignore[arg-type]
-            node.next_functions = tuple(edges)
-            node._shapes = tuple(shapes)
+            edges, metas = _edges(args[seq] if seq >= 0 else [args[i] for i in positions])
+            node.next_functions, node._shapes = edges, metas
         else:  # one tensor input, which requires grad (else nothing is recorded)
             a = args[first]
             fn = a.grad_fn
@@ -339,46 +336,15 @@ def _sequence_or_multi_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any]
             node._n_outputs = len(out)  # type: ignore[misc]
             results = tuple([_output(o, node, i) for i, o in enumerate(out)])
         else:
-            result = new(Tensor)
-            result.data = out if type(out) is ndarray or isinstance(out, Structured) else np.asarray(out)
-            result._requires_grad = True
-            result._grad = result._extra = None
-            result.grad_fn = node
-            result.output_nr = 0
-            result._version_counter = [0]
+            data = out if type(out) is ndarray or isinstance(out, Structured) else np.asarray(out)
+            result = Tensor._from_node(data, node, 0, [0])
         if not saved_positions:
             node._saved = node._versions = ()
             return results if multi else result
-        saved: list[Any] = []
-        versions: list[Any] = []
-        for p, users in zip(saved_positions, saved_users):
-            for u in users:
-                if edges[u] is not NO_EDGE:
-                    break
-            else:
-                if users:  # only rules of inputs that need no gradient would read it
-                    saved.append(None)
-                    versions.append(None)
-                    continue
-            if p >= 0:
-                value = args[p]
-                saved.append(value)
-                kind = type(value)
-                versions.append(value._version_counter[0] if kind is Tensor else
-                                None if kind is float or kind is int else saved_version(value))
-            elif p < -1:  # only the shape of an input (a tuple of shapes for a sequence input)
-                source = args[-p - 2]
-                saved.append(tuple([_shape(e) for e in source]) if -p - 2 == seq else _shape(source))
-                versions.append(None)
-            elif multi:
-                value = tuple([SavedOutput(r.data, r._version_counter, i) for i, r in enumerate(results)])
-                saved.append(value)
-                versions.append(saved_version(value))
-            else:  # the op's own output: its array, checked through its version counter (saved at 0)
-                saved.append(result.data)
-                versions.append(result._version_counter)
-        node._saved = tuple(saved)
-        node._versions = tuple(versions)
+        if multi:
+            node._saved, node._versions = _saved(plan, args, edges, None, None, seq, results)
+        else:
+            node._saved, node._versions = _saved(plan, args, edges, result.data, result._version_counter, seq)
         return results if multi else result
 
     return record
