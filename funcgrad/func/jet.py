@@ -75,8 +75,9 @@ class _JetLayer(dispatch.Layer):
                                "create_graph=True) instead")
         if isinstance(out, Tensor) and out.dtype.kind in "fc":
             degrees = [d for _, d in entries]
-            with dispatch.suspended(self):
-                result = spec.taylor(taylor.TaylorCall(spec, arrays, series, out.data, degrees))
+            # not suspended around the rule: the ops it calls get arrays, which carry no series, so this layer
+            # passes them straight on (cheaper than uninstalling it and back for every op)
+            result = spec.taylor(taylor.TaylorCall(spec, arrays, series, out.data, degrees))
             self.track(out, result, taylor.degree(spec.taylor, degrees, self.order))
         return out
 
@@ -236,7 +237,7 @@ def _along_line(f: Callable[[Any], Any], x: Any, v: Any, n: int) -> Any:
     known to be zero, are skipped), for an ``f`` returning one array."""
     t = Tensor(_array(x) * 1.0)
     direction = _array(v) * 1.0
-    line = np.stack([t.data, direction] + [np.zeros_like(direction)] * (n - 1))
+    line = np.concatenate([t.data[None], direction[None], np.zeros((n - 1,) + np.shape(direction))])
     out, layer = _propagate(f, [(t, line, 1)], n)
     coefficients = layer.entry(out)[0]
     if coefficients is None:  # f does not depend on x

@@ -39,8 +39,8 @@ def _new(*like: Series, shape: tuple[int, ...]) -> Series:
 
 
 def _dot(A: Series, B: Series) -> Any:
-    """sum_j A[j] * B[j] over the order axis."""
-    return A[0] * B[0] if len(A) == 1 else np.add.reduce(A * B, 0)
+    """sum_j A[j] * B[j] over the order axis (einsum: one pass, no (j, *shape) temporary)."""
+    return A[0] * B[0] if len(A) == 1 else np.einsum("j...,j...->...", A, B)
 
 
 def _ramp(start: int, stop: int, ndim: int) -> np.ndarray:
@@ -90,17 +90,28 @@ def _recent(D: Series, k: int, m: int) -> Series:
 def _convolve(JX: Series, D: Series, k: int, degree: int | None) -> Any:
     """sum_{j=1}^{k} j x_j d_{k-j} (``JX`` holds j x_j from j = 1), skipping the x_j known to be zero."""
     m = _terms(k, degree)
-    return JX[0] * D[k - 1] if m == 1 else np.add.reduce(JX[:m] * _recent(D, k, m), 0)
+    return JX[0] * D[k - 1] if m == 1 else np.einsum("j...,j...->...", JX[:m], _recent(D, k, m))
+
+
+def _chain(X: Series, degree: int | None) -> Callable[[Series, int], Any]:
+    """The k-th coefficient of y for y' = d x', from d's lower ones: ``(D, k) -> (1/k) sum_{j=1}^{k} j x_j d_{k-j}``.
+    ``degree``: x_j = 0 for j > degree, so those terms are skipped; a line (degree 1) gives (x_1 / k) d_{k-1},
+    one product per coefficient with the x_1 / k computed at once."""
+    if degree == 1:
+        W = X[1] / _ramp(1, len(X), X.ndim)
+        return lambda D, k: W[k - 1] * D[k - 1]
+    JX = _weights(X)
+    return lambda D, k: _convolve(JX, D, k, degree) / k
 
 
 def ode(X: Series, Y: Series, D: Series, next_d: Callable[[int], Any] | None, degree: int | None = None) -> Series:
     """Fill ``Y`` (``Y[0]`` given) for y' = d x': y_k = (1/k) sum_{j=1}^{k} j x_j d_{k-j}, where ``D[0]`` is
     given and d_k = ``next_d(k)`` once y_0..y_k are known (``next_d`` None: ``D`` is ``Y`` itself, as for exp).
     ``degree``: x_j = 0 for j > degree (a line x_0 + x_1 t has degree 1), so those terms are skipped."""
-    JX = _weights(X)
+    term = _chain(X, degree)
     K = len(X) - 1
     for k in range(1, K + 1):
-        Y[k] = _convolve(JX, D, k, degree) / k
+        Y[k] = term(D, k)
         if next_d is not None and k < K:
             D[k] = next_d(k)
     return Y
@@ -196,11 +207,11 @@ def power(X: Series, r: Any, y0: Any) -> Series:
 def sin_cos(X: Series, s0: Any, c0: Any, hyperbolic: bool = False,
             degree: int | None = None) -> tuple[Series, Series]:
     """s = sin(x), c = cos(x): s' = c x', c' = -s x' (sinh, cosh: c' = +s x')."""
-    JX = _weights(X)
+    term = _chain(X, degree)
     Sn, Cs = _started(X, s0, c0)
     for k in range(1, len(X)):
-        Sn[k] = _convolve(JX, Cs, k, degree) / k
-        c = _convolve(JX, Sn, k, degree) / k
+        Sn[k] = term(Cs, k)
+        c = term(Sn, k)
         Cs[k] = c if hyperbolic else -c
     return Sn, Cs
 
