@@ -243,3 +243,9 @@ def test_prod_third_derivative_with_a_tiny_entry(values: list[float]) -> None:
     reverse = ff.jacrev(ff.jacrev(ff.jacrev(lambda t: fg.prod(fg.sin(t)))))(x)
     forward = ff.jacfwd(ff.jacfwd(ff.jacfwd(lambda t: fg.prod(fg.sin(t)))))(x)
     np.testing.assert_allclose(reverse, forward, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape,to", [((2, 3, 4), (5,)), ((2, 3, 4), (2, 4)), ((4,), (4, 4)), ((2, 6), (3, 4))])
+def test_sum_to_a_shape_that_does_not_broadcast_raises_torchs_error(shape: tuple, to: tuple) -> None:
+    with pytest.raises(RuntimeError, match=rf"size \{{\[{', '.join(map(str, to))}\]\}} is not expandable"):
+        fg.sum_to(fg.zeros(*shape), to)

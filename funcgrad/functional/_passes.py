@@ -6,7 +6,9 @@ forward mode with a tangent (or a batch of tangents) per leaf.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -19,10 +21,33 @@ from funcgrad.functional._argnums import Call
 from funcgrad.functional._core import grad_or_none, zeros_for
 from funcgrad.ops import alias
 
-__all__ = ["reverse_pass", "pull", "push_pass"]
+__all__ = ["reverse_pass", "pull", "push_pass", "inside_transform", "tracked"]
 
 
-def _tracked(x: Tensor) -> Tensor:
+class _TransformDepth(threading.local):
+    """How many ``funcgrad.func`` transforms are running their function in this thread."""
+
+    depth = 0
+
+
+_DEPTH = _TransformDepth()
+
+
+def inside_transform() -> bool:
+    """Whether this thread is inside the function of a ``funcgrad.func`` transform (grad, jacrev, jacfwd...)."""
+    return _DEPTH.depth > 0
+
+
+@contextmanager
+def _transforming() -> Iterator[None]:
+    _DEPTH.depth += 1
+    try:
+        yield
+    finally:
+        _DEPTH.depth -= 1
+
+
+def tracked(x: Tensor) -> Tensor:
     """A new Tensor object for ``x`` that requires grad, keeping ``x``'s history and tangent."""
     y = alias(x)
     return y if y.requires_grad else y.requires_grad_()
@@ -35,8 +60,8 @@ def reverse_pass(call: Call) -> tuple[list[Tensor], list[Tensor], bool]:
     grad or carry a tangent (at any dual level).
     """
     keep = any(x.requires_grad or tangents_of(x) for x in call.inputs)
-    with enable_grad():
-        xs = [_tracked(x) for x in call.inputs]
+    with enable_grad(), _transforming():
+        xs = [tracked(x) for x in call.inputs]
         return xs, call(xs), keep
 
 
@@ -56,7 +81,7 @@ def push_pass(call: Call, tangents: Sequence[Any]) -> tuple[list[Tensor], list[T
     """
     keep = any(x.requires_grad or tangents_of(x) for x in call.inputs)
     batch = tuple(np.shape(tangents[0])[:1]) if np.ndim(tangents[0]) > call.inputs[0].ndim else ()
-    with forward_ad.dual_level():
+    with forward_ad.dual_level(), _transforming():
         outs = call([forward_ad.make_dual(x, t) for x, t in zip(call.inputs, tangents)])
         pairs = [forward_ad.unpack_dual(out) for out in outs]
     return ([p.primal for p in pairs],

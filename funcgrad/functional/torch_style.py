@@ -15,9 +15,11 @@ import numpy as np
 
 from funcgrad.autograd import forward_ad
 from funcgrad.core.grad_mode import enable_grad, no_grad
+from funcgrad.core.tangents import tangents_of
 from funcgrad.core.tensor import Tensor
 from funcgrad.functional._blocks import Products, check_scale_options, gradient, jacobian_matrix, matrix_blocks
 from funcgrad.functional._core import basis, grad_or_none, jacobian_blocks, tangent, zeros_for
+from funcgrad.functional._passes import inside_transform, tracked
 from funcgrad.ops import stack
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
@@ -67,10 +69,21 @@ def _unpack(result: Sequence[Any], is_tuple: bool) -> Any:
     return tuple(result) if is_tuple else result[0]
 
 
+def _refuse_traced(inputs: Sequence[Tensor], create_graph: bool) -> None:
+    """Raise, as torch, for a call without ``create_graph`` on inputs a ``funcgrad.func`` transform traces: the
+    result would be detached from them, and the transform would differentiate a constant (zeros)."""
+    if not create_graph and inside_transform() and any(x.requires_grad or tangents_of(x) for x in inputs):
+        raise RuntimeError("funcgrad.functional's functions detach their result unless create_graph=True, so inside "
+                           "a funcgrad.func transform (grad, jacrev, jacfwd, hessian, vjp, jvp...) the transform would "
+                           "see a constant and give zeros. Pass create_graph=True, or use the funcgrad.func "
+                           "transforms themselves (e.g. func.hessian instead of functional.hessian).")
+
+
 def _prepare(inputs: tuple[Tensor, ...], create_graph: bool) -> tuple[Tensor, ...]:
-    """New Tensor objects requiring grad: differentiable views of inputs when ``create_graph``, else detached."""
-    return tuple(x.view_as(x) if create_graph and x.requires_grad else x.detach().requires_grad_()
-                 for x in inputs)
+    """New Tensor objects requiring grad: differentiable aliases of inputs (history and tangents kept) when
+    ``create_graph``, else detached."""
+    _refuse_traced(inputs, create_graph)
+    return tuple(tracked(x) if create_graph else x.detach().requires_grad_() for x in inputs)
 
 
 def _finish(tensors: Sequence[Tensor], create_graph: bool) -> tuple[Tensor, ...]:
@@ -344,6 +357,7 @@ def _blocked(func: Callable[..., Any], inputs: Tensors, create_graph: bool, vect
         raise ValueError("chunk_size, max_memory and executor compute the Jacobian without a graph; they cannot "
                          "be used with create_graph=True")
     is_inputs_tuple, xs = _as_tuple(inputs, "inputs", "hessian" if inner else "jacobian")
+    _refuse_traced(xs, create_graph)
     mode: Literal["reverse", "forward"] = "forward" if strategy == "forward-mode" else "reverse"
     products = Products(func, tuple(x.detach().data for x in xs), tuple(range(len(xs))), mode,
                         "hessian" if inner else "jacobian", inner=inner)

@@ -115,6 +115,8 @@ def normalize_dims(dim: Any, ndim: int) -> tuple[int, ...]:
     """
     if dim is None:
         return tuple(range(ndim))
+    if type(dim) is int and -ndim <= dim < ndim:  # the common case, in range
+        return (dim % ndim,)
     dims = (dim,) if isinstance(dim, int | np.integer) else tuple(dim)
     out = []
     for d in dims:

@@ -19,9 +19,14 @@ def sum_to(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """Sum ``x`` down to ``shape`` (the inverse of broadcasting ``shape`` up to ``x.shape``)."""
     shape = tuple(shape)
     lead = x.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and x.shape[lead + i] != 1)
-    out = np.sum(x, axis=axes, keepdims=True) if axes else x
-    return out.reshape(shape) if lead or out.shape != shape else out
+    inner = tuple(lead + i for i, n in enumerate(shape) if n == 1 and x.shape[lead + i] != 1) if lead >= 0 else ()
+    reduce = np.add.reduce if type(x) is np.ndarray else np.sum  # (np.sum's wrapper costs more than the sum)
+    out = reduce(x, axis=tuple(range(lead)) + inner, keepdims=True) if inner else x
+    if lead < 0 or out.shape[lead:] != shape:
+        raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(x.shape)}}}.")  # torch's text
+    if inner:
+        return out.reshape(shape) if lead else out
+    return reduce(x, axis=tuple(range(lead))) if lead else x  # only leading dims, as for a bias: no reshape
 
 
 def broadcast_view(x: Any, shape: tuple[int, ...]) -> Any:

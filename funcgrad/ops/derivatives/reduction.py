@@ -5,6 +5,7 @@ torch. ``g`` may carry leading batch dims, so rules address ``g``'s dims from th
 and spread reduced gradients with ``R.unreduce``. The helpers below the kernels are the rules that
 need more than one line, each with its math in the docstring.
 """
+import math
 from collections import namedtuple
 from typing import Any
 
@@ -26,6 +27,8 @@ def _dims(dim, ndim):
 
 def _dims_from_end(dim, ndim):
     """``dim`` of an ``ndim``-d input as negative dims, valid for gradients with leading batch dims."""
+    if type(dim) is int and -ndim <= dim < ndim:  # the common case, in range
+        return (dim % ndim - ndim,)
     return R.from_end(_dims(dim, ndim), ndim)
 
 
@@ -39,6 +42,9 @@ def _sum(x, dim=None, keepdim=False):
 
 def _mean(x, dim=None, keepdim=False):
     """Mean over ``dim`` (all dims when None)."""
+    if type(x) is np.ndarray and x.dtype.kind in "fc" and x.dtype.itemsize >= 4:  # np.mean's own sum and divide,
+        axes = _dims(dim, x.ndim)  # without its Python wrapper (float16 sums in float32 there: left to it)
+        return np.add.reduce(x, axis=axes, keepdims=keepdim) / math.prod([x.shape[d] for d in axes])
     return np.mean(x, axis=_dims(dim, np.ndim(x)), keepdims=keepdim)
 
 
@@ -62,6 +68,8 @@ def _prod(x, dim=None, keepdim=False):
 
 def _amax(x, dim=None, keepdim=False):
     """Largest value over ``dim`` (all dims when None)."""
+    if type(x) is np.ndarray:  # (np.amax's reduction without its wrapper)
+        return np.maximum.reduce(x, axis=_dims(dim, x.ndim), keepdims=keepdim)
     return np.amax(x, axis=_dims(dim, np.ndim(x)), keepdims=keepdim)
 
 
@@ -115,15 +123,15 @@ def _norm(x, p=2, dim=None, keepdim=False):
 def _softmax(x, dim):
     """exp(x) / sum(exp(x)) along ``dim``, shifted by the max for stability."""
     axes = _dims(dim, np.ndim(x))
-    e = np.exp(x - np.amax(x, axis=axes, keepdims=True))
-    return e / np.sum(e, axis=axes, keepdims=True)
+    e = np.exp(x - np.maximum.reduce(x, axis=axes, keepdims=True))  # (amax and sum without their wrappers)
+    return e / np.add.reduce(e, axis=axes, keepdims=True)
 
 
 def _log_softmax(x, dim):
     """x - logsumexp(x) along ``dim``, shifted by the max for stability."""
     axes = _dims(dim, np.ndim(x))
-    shifted = x - np.amax(x, axis=axes, keepdims=True)
-    return shifted - np.log(np.sum(np.exp(shifted), axis=axes, keepdims=True))
+    shifted = x - np.maximum.reduce(x, axis=axes, keepdims=True)  # (amax and sum without their wrappers)
+    return shifted - np.log(np.add.reduce(np.exp(shifted), axis=axes, keepdims=True))
 
 
 def _norm_order(p):
