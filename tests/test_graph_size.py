@@ -70,3 +70,12 @@ def test_the_pinned_graphs_compute_the_right_derivatives() -> None:
     t = np.tanh(x.data)
     expected = 8 * t * (1 - t ** 2) * (2 - 3 * t ** 2)  # d^4/dx^4 tanh(x), t = tanh(x)
     np.testing.assert_allclose(g.data, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_an_integer_output_saved_for_backward_comes_back_without_history() -> None:
+    """max_pool saves its indices (an int64 output): under create_graph they come back as a plain Tensor."""
+    x = fg.tensor(np.random.default_rng(0).standard_normal((1, 1, 4, 4)), requires_grad=True)
+    values, _ = fg.ops.max_pool(x, (2, 2), (2, 2), (0, 0), (1, 1), False)
+    outputs = values.grad_fn.unpack_saved(True)[0]
+    assert outputs[0].requires_grad and outputs[0].dtype == np.float64
+    assert not outputs[1].requires_grad and outputs[1].dtype == np.int64

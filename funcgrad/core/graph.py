@@ -224,6 +224,8 @@ class Node:
                 raise version_error(self, value.data.shape, version, value.counter)
             if not as_tensors:
                 return value.data
+            if value.data.dtype.kind not in "fc":  # an integer output (indices) has no history
+                return Tensor._wrap(value.data)
             unpacked = Tensor._from_node(value.data, self, value.output_nr, value.counter)
             if value.dual is not None:
                 carry_tangent(value.dual, unpacked)

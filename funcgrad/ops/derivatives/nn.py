@@ -182,13 +182,6 @@ def weight_jvp(input: Any, grad_output: Any, kernel_size: Any, stride: Any, padd
                  None if grad_output_t is None else F.convolution_weight(input, grad_output_t, *args))
 
 
-def _indices(out: Any) -> Any:
-    """The indices a max pooling saved as its second output, kept out of any graph (a saved integer output
-    comes back as a Tensor under create_graph)."""
-    indices = out[1]
-    return indices.detach() if hasattr(indices, "detach") else indices
-
-
 def gather_spatial(a: Any, indices: Any, nd: int) -> Any:
     """a[..., index] over the flattened trailing ``nd`` dims: (*batch, N, C, *L) -> (*batch, N, C, *indices' spatial)."""
     lead = tuple(np.shape(a)[: np.ndim(a) - nd])
@@ -240,8 +233,8 @@ convolution_weight    = defop("convolution_weight",    K.convolution_weight,    
 
 # ----- pooling --------------------------------------------------------------------------------
 max_pool          = defop("max_pool",   K.max_pool,   multi_output=True,  # ties: the first maximum takes g, as torch
-                          x=lambda g, out, x_shape, kernel_size: F.max_unpool(g[0], _indices(out), tuple(x_shape[-len(kernel_size):])),
-                          jvp=lambda x_t, out, kernel_size: (gather_spatial(x_t, _indices(out), len(kernel_size)), None))
+                          x=lambda g, out, x_shape, kernel_size: F.max_unpool(g[0], out[1], tuple(x_shape[-len(kernel_size):])),
+                          jvp=lambda x_t, out, kernel_size: (gather_spatial(x_t, out[1], len(kernel_size)), None))
 max_unpool        = defop("max_unpool", K.max_unpool, indices=NONDIFF,
                           x=lambda g, indices, output_size: gather_spatial(g, indices, len(output_size)),
                           jvp=lambda x_t, indices, output_size: F.max_unpool(x_t, indices, output_size))
