@@ -3,7 +3,8 @@
 Argument handling (argnums, has_aux, pytrees, NumPy in and out) is ``funcgrad.functional._argnums.Call``'s
 job, not this module's.
 Transforms compose (``hessian`` is ``jacfwd(jacrev(f))``): called on Tensors that require grad or
-carry tangents, a transform keeps the graph so an outer transform can differentiate its result.
+carry tangents, a transform keeps its results attached so an outer transform can differentiate them (recording
+its backward pass only for an outer reverse-mode transform: tangents flow through an unrecorded one).
 """
 from __future__ import annotations
 
@@ -64,9 +65,10 @@ def value_and_grad(f: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = 
     @functools.wraps(f)
     def value_and_grad_f(*args: Any) -> Any:
         call = Call(f, args, argnums, has_aux, "grad")
-        xs, outs, keep = reverse_pass(call)
+        xs, outs, traced = reverse_pass(call)
+        keep = bool(traced)
         _check_scalar(call, outs)
-        grads = pull(outs, xs, [None], keep)
+        grads = pull(outs, xs, [None], traced.graph)
         return call.with_aux(call.outputs_tree(outs, keep), keep), call.inputs_tree(grads, keep)
 
     return value_and_grad_f
@@ -135,11 +137,12 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
         (array([ 2., 20.]),)
     """
     call = Call(f, primals, tuple(range(len(primals))), has_aux, "vjp")
-    xs, outs, keep = reverse_pass(call)
+    xs, outs, traced = reverse_pass(call)
+    keep = bool(traced)
 
     def pullback(ct: Any) -> Any:
         assert call.out_spec is not None
-        return call.inputs_tree(pull(outs, xs, call.match(ct, call.out_spec, outs, "cotangent"), keep), keep)
+        return call.inputs_tree(pull(outs, xs, call.match(ct, call.out_spec, outs, "cotangent"), traced.graph), keep)
 
     out = call.outputs_tree(outs, keep)
     return (out, pullback, call.aux_tree(keep)) if has_aux else (out, pullback)
@@ -167,7 +170,8 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
         raise TypeError("jvp: primals and tangents must be tuples (or lists), one entry per argument of f, "
                         f"got {type(primals).__name__} and {type(tangents).__name__}")
     call = Call(f, primals, tuple(range(len(primals))), has_aux, "jvp")
-    outs, out_tangents, keep = push_pass(call, call.match(tuple(tangents), call.in_spec, call.inputs, "tangent"))
+    outs, out_tangents, traced = push_pass(call, call.match(tuple(tangents), call.in_spec, call.inputs, "tangent"))
+    keep = bool(traced)
     result = (call.outputs_tree(outs, keep), call.outputs_tree(out_tangents, keep))
     return (*result, call.aux_tree(keep)) if has_aux else result
 
@@ -214,11 +218,12 @@ def jacrev(f: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False, *
                                     chunk_size, max_memory, executor, progress)
         call = Call(f, args, argnums, has_aux, "jacrev")
         require_real("jacrev", call.inputs, "inputs")
-        xs, outs, keep = reverse_pass(call)
+        xs, outs, traced = reverse_pass(call)
+        keep = bool(traced)
         require_real("jacrev", outs, "outputs")
         out_shapes = [out.shape for out in outs]
         seeds = basis(out_shapes, _dtype(outs), structured=True)
-        grads = pull(outs, xs, seeds, keep, batch=seeds[0].shape[:1])
+        grads = pull(outs, xs, seeds, traced.graph, batch=seeds[0].shape[:1])
         blocks = jacobian_blocks(grads, out_shapes, [x.shape for x in xs], "reverse")
         return call.with_aux(call.jacobian_tree(blocks, keep), keep)
 
@@ -254,7 +259,8 @@ def jacfwd(f: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False, *
         call = Call(f, args, argnums, has_aux, "jacfwd")
         require_real("jacfwd", call.inputs, "inputs")
         in_shapes = [x.shape for x in call.inputs]
-        outs, out_tangents, keep = push_pass(call, basis(in_shapes, _dtype(call.inputs), structured=True))
+        outs, out_tangents, traced = push_pass(call, basis(in_shapes, _dtype(call.inputs), structured=True))
+        keep = bool(traced)
         require_real("jacfwd", outs, "outputs")
         blocks = jacobian_blocks(out_tangents, [out.shape for out in outs], in_shapes, "forward")
         return call.with_aux(call.jacobian_tree(blocks, keep), keep)

@@ -123,8 +123,8 @@ class _Gradient:
 
     def __call__(self, *args: Any) -> Any:
         call = Call(self.f, args, self.argnums, False, "hessian")
-        xs, outs, keep = reverse_pass(call)
-        return call.inputs_tree(pull(outs, xs, [None], keep), keep)
+        xs, outs, traced = reverse_pass(call)
+        return call.inputs_tree(pull(outs, xs, [None], traced.graph), bool(traced))
 
 
 def gradient(f: Callable[..., Any], argnums: Argnums) -> Callable[..., Any]:

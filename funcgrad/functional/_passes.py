@@ -21,7 +21,22 @@ from funcgrad.functional._argnums import Call
 from funcgrad.functional._core import grad_or_none, zeros_for
 from funcgrad.ops import alias
 
-__all__ = ["reverse_pass", "pull", "push_pass", "inside_transform", "tracked"]
+__all__ = ["Traced", "reverse_pass", "pull", "push_pass", "inside_transform", "tracked"]
+
+
+class Traced:
+    """How an outer transform traces a call's inputs: ``graph`` (some require grad: results keep their graph
+    and are recorded), ``tangents`` (some carry an outer level's tangents: results keep theirs, which flow
+    without recording). True when either: the results are then returned attached, not detached."""
+
+    __slots__ = ("graph", "tangents")
+
+    def __init__(self, inputs: Sequence[Tensor]) -> None:
+        self.graph = any(x.requires_grad for x in inputs)
+        self.tangents = any(tangents_of(x) for x in inputs)
+
+    def __bool__(self) -> bool:
+        return self.graph or self.tangents
 
 
 class _TransformDepth(threading.local):
@@ -53,35 +68,38 @@ def tracked(x: Tensor) -> Tensor:
     return y if y.requires_grad else y.requires_grad_()
 
 
-def reverse_pass(call: Call) -> tuple[list[Tensor], list[Tensor], bool]:
-    """Run ``call`` for reverse mode: ``(inputs, outputs, keep_graph)``.
+def reverse_pass(call: Call) -> tuple[list[Tensor], list[Tensor], Traced]:
+    """Run ``call`` for reverse mode: ``(inputs, outputs, traced)``.
 
-    The graph is kept (``create_graph``) when an outer transform traces the inputs: they require
-    grad or carry a tangent (at any dual level).
+    The results stay attached when an outer transform traces the inputs (``Traced``); the backward pass
+    is recorded (``pull(create_graph=traced.graph)``) only for an outer reverse-mode transform: tangents
+    flow through an unrecorded one (its rules run on Tensors under forward mode), so forward-over-reverse
+    records the function once, not its backward pass too.
     """
-    keep = any(x.requires_grad or tangents_of(x) for x in call.inputs)
+    keep = Traced(call.inputs)
     with enable_grad(), _transforming():
         xs = [tracked(x) for x in call.inputs]
         return xs, call(xs), keep
 
 
-def pull(outs: Sequence[Tensor], xs: Sequence[Tensor], cts: Sequence[Any], keep: bool,
-          batch: tuple[int, ...] = ()) -> list[Tensor]:
+def pull(outs: Sequence[Tensor], xs: Sequence[Tensor], cts: Sequence[Any], create_graph: bool,
+         batch: tuple[int, ...] = ()) -> list[Tensor]:
     """The input cotangents for output cotangents ``cts`` (each with leading ``batch`` dims if any)."""
     with enable_grad():
-        grads = grad_or_none(outs, xs, cts, create_graph=keep, batched=bool(batch))
+        grads = grad_or_none(outs, xs, cts, create_graph=create_graph, batched=bool(batch))
     return [g if g is not None else zeros_for(x, batch) for g, x in zip(grads, xs)]
 
 
-def push_pass(call: Call, tangents: Sequence[Any]) -> tuple[list[Tensor], list[Tensor], bool]:
-    """Run ``call`` under forward mode: ``(outputs, output tangents, keep_graph)``.
+def push_pass(call: Call, tangents: Sequence[Any]) -> tuple[list[Tensor], list[Tensor], Traced]:
+    """Run ``call`` under forward mode: ``(outputs, output tangents, traced)``.
 
     ``tangents`` has one entry per input, of its shape or with one leading batch dimension. The graph
-    and the tangents of outer levels are kept when an outer transform traces the inputs.
+    and the tangents of outer levels are kept when an outer transform traces the inputs; the tangents
+    are recorded for reverse mode only when an outer reverse-mode transform traces them.
     """
-    keep = any(x.requires_grad or tangents_of(x) for x in call.inputs)
+    keep = Traced(call.inputs)
     batch = tuple(np.shape(tangents[0])[:1]) if np.ndim(tangents[0]) > call.inputs[0].ndim else ()
-    with forward_ad.dual_level(), _transforming():
+    with forward_ad.dual_level(record_tangents=keep.graph), _transforming():
         outs = call([forward_ad.make_dual(x, t) for x, t in zip(call.inputs, tangents)])
         pairs = [forward_ad.unpack_dual(out) for out in outs]
     return ([p.primal for p in pairs],

@@ -161,9 +161,10 @@ def vjp(func: Callable[..., Any], inputs: Tensors, v: Any = None, create_graph: 
 
 
 def _forward(func: Callable[..., Any], xs: tuple[Tensor, ...], tangents: Sequence[Any], fn_name: str,
-             strict: bool) -> tuple[bool, tuple[Tensor, ...], tuple[Tensor, ...]]:
-    """One forward-mode pass: ``(is_outputs_tuple, outputs, output tangents)``, zeros where none flowed."""
-    with forward_ad.dual_level():
+             strict: bool, create_graph: bool) -> tuple[bool, tuple[Tensor, ...], tuple[Tensor, ...]]:
+    """One forward-mode pass: ``(is_outputs_tuple, outputs, output tangents)``, zeros where none flowed; the
+    tangents are recorded for reverse mode only with ``create_graph`` (else ``_finish`` detaches them)."""
+    with forward_ad.dual_level(record_tangents=create_graph):
         is_tuple, outputs = _call(func, tuple(forward_ad.make_dual(x, t) for x, t in zip(xs, tangents)),
                                   fn_name, strict)
         pairs = [forward_ad.unpack_dual(out) for out in outputs]
@@ -195,7 +196,7 @@ def jvp(func: Callable[..., Any], inputs: Tensors, v: Any = None, create_graph: 
     xs = _prepare(inputs, create_graph)
     vs = _vector(v, xs, "jvp", "input to the user-provided function")
     with enable_grad() if create_graph or strict else no_grad():  # strict checks outputs' requires_grad
-        is_outputs_tuple, outputs, tangents = _forward(func, xs, vs, "jvp", strict)
+        is_outputs_tuple, outputs, tangents = _forward(func, xs, vs, "jvp", strict, create_graph)
     return (_unpack(_finish(outputs, create_graph), is_outputs_tuple),
             _unpack(_finish(tangents, create_graph), is_outputs_tuple))
 
@@ -281,7 +282,7 @@ def jacobian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = Fal
     with enable_grad() if create_graph else no_grad():
         if strategy == "forward-mode":
             tangents = [Tensor._wrap(t) for t in basis(in_shapes, xs[0].dtype, structured=not create_graph)]
-            is_outputs_tuple, outputs, batched = _forward(func, xs, tangents, "jacobian", strict)
+            is_outputs_tuple, outputs, batched = _forward(func, xs, tangents, "jacobian", strict, create_graph)
             mode: Literal["reverse", "forward"] = "forward"
         else:
             is_outputs_tuple, outputs = _call(func, xs, "jacobian", strict)

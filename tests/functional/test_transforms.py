@@ -175,3 +175,22 @@ def test_forward_over_reverse_through_saved_outputs() -> None:
         return fg.sum(fg.exp(x) * x)
 
     assert close(ff.hessian(f)(X), ff.jacrev(ff.jacrev(f))(X))
+
+
+def test_forward_over_reverse_records_the_backward_pass_only_under_an_outer_reverse_transform() -> None:
+    """``jvp(grad(f))``: the tangents flow through the unrecorded backward pass of ``grad`` (nothing re-records
+    it); under an outer ``grad`` the backward pass is recorded, so third derivatives come out."""
+    x0, v = np.array([0.5, -1.0, 2.0]), np.array([1.0, 2.0, -0.5])
+    recorded: list[bool] = []
+
+    def gradient(x: Any) -> Any:
+        g = ff.grad(lambda y: fg.sum(y ** 3))(x)
+        recorded.append(g.requires_grad)
+        return g
+
+    _, hvp = ff.jvp(gradient, (x0,), (v,))
+    np.testing.assert_allclose(hvp, 6 * x0 * v)  # the Hessian of sum(x^3) is diag(6x)
+    assert recorded == [False]
+    third = ff.grad(lambda x: fg.sum(ff.jvp(gradient, (x,), (v,))[1]))(x0)
+    np.testing.assert_allclose(third, 6 * v)
+    assert recorded[1:] == [True]
