@@ -70,6 +70,21 @@ def sign(x: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(s), 0.0, s) if np.result_type(s).kind == "f" else s
 
 
+def tanh_backward(grad_output: np.ndarray, output: np.ndarray) -> np.ndarray:
+    """tanh's gradient from its output y = tanh(x): g * conj(1 - y^2) (torch's ``tanh_backward``)."""
+    return grad_output * _conj(1 - output * output)
+
+
+def sigmoid_backward(grad_output: np.ndarray, output: np.ndarray) -> np.ndarray:
+    """sigmoid's gradient from its output y = sigmoid(x): g * conj(y - y^2) (torch's ``sigmoid_backward``)."""
+    return grad_output * _conj(output - output * output)
+
+
+def _conj(d: Any) -> Any:
+    """conj(d); a real d itself (no copy)."""
+    return np.conj(d) if isinstance(d, complex) or getattr(getattr(d, "dtype", None), "kind", "") == "c" else d
+
+
 def rsqrt(x: np.ndarray) -> np.ndarray:
     """1 / sqrt(x)."""
     return 1.0 / np.sqrt(x)

@@ -144,6 +144,17 @@ def power(c: TaylorCall) -> Any:
     return S.exp(S.product(Y, log_x), c.out)
 
 
+def times_derivative(derivative: Callable[[Any], Any]) -> Callable[[TaylorCall], Any]:
+    """The rule of ``<f>_backward(grad_output, output)`` = g * conj(f'), f' = ``derivative(series of y)``: a
+    product (the parameter t is real, so conj acts on each coefficient)."""
+    def rule(c: TaylorCall) -> Any:
+        K = S.order(next(X for X in c.series if X is not None))
+        G, Y = (S.constant(np.asarray(v), K) if X is None else X for X, v in zip(c.series, (c.x0, c.y0)))
+        D = derivative(Y)
+        return S.product(G, np.conj(D) if np.iscomplexobj(D) else D)
+    return rule
+
+
 # ----- linear and piecewise-linear ops ------------------------------------------------------------------
 deflinear("add", "sub", "neg", "clone", "alias", "to_copy", "remainder",
           "sum", "sum_to", "mean", "cumsum", "trace",
@@ -180,6 +191,7 @@ deftaylor("tan",   lambda c: S.tan(c.x, c.out, c.dx))
 deftaylor("sinh",  lambda c: S.sin_cos(c.x, c.out, np.cosh(c.x0), True, c.dx)[0])
 deftaylor("cosh",  lambda c: S.sin_cos(c.x, np.sinh(c.x0), c.out, True, c.dx)[1])
 deftaylor("tanh",  lambda c: S.tanh(c.x, c.out, c.dx))
+deftaylor("tanh_backward", times_derivative(lambda Y: S.shifted(-S.square(Y), 1.0)))   # 1 - y^2
 deftaylor("asin",  lambda c: S.arc(c.x, c.out, 1.0, -1.0, -0.5))
 deftaylor("acos",  lambda c: S.arc(c.x, c.out, 1.0, -1.0, -0.5, sign=-1.0))
 deftaylor("atan",  lambda c: S.arc(c.x, c.out, 1.0, 1.0, -1.0))
@@ -189,5 +201,6 @@ deftaylor("atanh", lambda c: S.arc(c.x, c.out, 1.0, -1.0, -1.0))
 
 # ----- activations and special functions ------------------------------------------------------------------
 deftaylor("sigmoid", lambda c: S.sigmoid(c.x, c.out, c.dx))
+deftaylor("sigmoid_backward", times_derivative(lambda Y: Y - S.square(Y)))
 deftaylor("erf",     lambda c: S.erf(c.x, c.out))
 deftaylor("erfc",    lambda c: S.erf(c.x, c.out, sign=-1.0))

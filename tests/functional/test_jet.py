@@ -220,6 +220,21 @@ def test_numpy_code_goes_through_the_taylor_rules() -> None:
     np.testing.assert_allclose(nth_derivative(lambda t: np.exp(np.sin(t)) * np.tanh(t), 5)(x), expected, rtol=1e-10)
 
 
+@pytest.mark.parametrize("f", [
+    lambda x: fg.tanh_backward(fg.sin(x), fg.tanh(x)),         # both inputs vary along the curve
+    lambda x: fg.sigmoid_backward(x * x, fg.sigmoid(x / 2)),
+    lambda x: fg.tanh_backward(np.array(1.5), fg.cos(x)),      # a constant gradient
+    lambda x: fg.sigmoid_backward(fg.exp(x), np.array(0.3)),   # a constant output
+], ids=["tanh_backward", "sigmoid_backward", "constant g", "constant y"])
+def test_the_fused_backward_ops_of_tanh_and_sigmoid_have_taylor_rules(f: Callable[[Any], Any]) -> None:
+    """tanh's and sigmoid's gradients are single ops (tanh_backward, sigmoid_backward); a jet through them
+    agrees with nested reverse mode."""
+    x = np.linspace(-1.0, 1.0, 5)
+    expected = nested(f, x, 5)
+    for n in range(1, 6):
+        np.testing.assert_allclose(nth_derivative(f, n)(x), expected[n - 1], rtol=1e-10, atol=1e-10)
+
+
 def test_a_line_skips_its_zero_coefficients_with_the_same_result() -> None:
     """nth_derivative pushes the line x + t (degree 1); jet with explicit zero terms computes them all."""
     f = lambda x: fg.sinh(fg.exp(fg.sigmoid(fg.cos(x)))) * fg.tan(x / 2)  # noqa: E731

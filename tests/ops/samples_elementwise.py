@@ -37,6 +37,8 @@ SAMPLES: dict[str, list[S]] = {
     "sinh": [S(A(3))], "cosh": [S(A(3))], "tanh": [S(A(3, 2))], "asinh": [S(A(3))],
     "acosh": [S(A(3, lo=1.2, hi=3))], "atanh": [S(A(3, lo=-0.8, hi=0.8))],
     "sigmoid": [S(A(3, 2))],
+    "tanh_backward": [S(A(3, 2), A(2, lo=-0.9, hi=0.9)), S(A(2), 0.5)],
+    "sigmoid_backward": [S(A(3, 2), A(2, lo=0.1, hi=0.9)), S(0.5, A(3, lo=0.1, hi=0.9))],
     "relu": [S(away_from(A(5), (0.0,)))],
     "abs": [S(away_from(A(5), (0.0,)))],
     "sign": [S(away_from(A(5), (0.0,)))],
@@ -81,7 +83,9 @@ COMPLEX: dict[str, list[S]] = {
     "atan": [S(C(3, lo=-0.5, hi=0.5, im=0.5))], "sinh": [S(C(3, im=1.0))], "cosh": [S(C(3, im=1.0))],
     "tanh": [S(C(3, lo=-1.0, hi=1.0, im=0.5))], "asinh": [S(C(3, lo=0.3, im=0.5))],
     "acosh": [S(C(3, lo=1.2, hi=3.0, im=0.5))], "atanh": [S(C(3, lo=-0.5, hi=0.5, im=0.5))],
-    "sigmoid": [S(C(3, im=1.0))], "abs": [S(C(3, lo=0.3))], "where": [S(np.array([True, False, True]), C(3), A(3))],
+    "sigmoid": [S(C(3, im=1.0))], "tanh_backward": [S(C(3), C(3, lo=-0.5, hi=0.5, im=0.5)), S(A(3), C(3))],
+    "sigmoid_backward": [S(C(3), C(3, lo=0.1, hi=0.9, im=0.5)), S(C(3), A(3))],
+    "abs": [S(C(3, lo=0.3))], "where": [S(np.array([True, False, True]), C(3), A(3))],
     "clone": [S(C(3))], "copy": [S(C(2, 3), A(3))], "fill": [S(C(3), np.array(0.7 + 0.2j))],
 }
 for _name, _cases in COMPLEX.items():

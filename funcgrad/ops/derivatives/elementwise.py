@@ -28,6 +28,7 @@ import numpy as np
 import scipy.special as sp
 
 import funcgrad.ops as F
+from funcgrad.core.tensor import Tensor
 from funcgrad.ops import formulas as R
 from funcgrad.ops import kernels as K
 from funcgrad.ops.registry import ELEMENTWISE, LINEAR, NONDIFF, allow_complex, composite, defop, nondiff
@@ -71,13 +72,27 @@ atan2 = defop("atan2", np.arctan2, x=lambda g, x, y: R.atan2_grad(g, y, x, y),  
 hypot = defop("hypot", np.hypot,  x=lambda g, x, out: g * x / out, y=lambda g, y, out: g * y / out, jvp=ELEMENTWISE)  # nan at 0, as torch
 sinh  = defop("sinh",  np.sinh,    x=lambda g, x: g * F.conj(F.cosh(x)),                jvp=ELEMENTWISE)
 cosh  = defop("cosh",  np.cosh,    x=lambda g, x: g * F.conj(F.sinh(x)),                jvp=ELEMENTWISE)
-tanh  = defop("tanh",  np.tanh,    x=lambda g, out: g * F.conj(1 - F.square(out)),      jvp=ELEMENTWISE)
+tanh  = defop("tanh",  np.tanh,    x=lambda g, out: F.tanh_backward(g, out),             jvp=ELEMENTWISE)
+# g * conj(1 - y^2) as one op, as torch: 1 node per tanh in a create_graph pass, not 3 (square, sub, mul);
+# its partial in y is antiholomorphic (conj(y)), so its complex VJP and JVP conjugate as written
+tanh_backward = defop("tanh_backward", K.tanh_backward,
+                      grad_output=lambda g, output: F.tanh_backward(g, F.conj(output)),
+                      output=lambda g, grad_output, output: -2 * F.conj(g * F.conj(grad_output) * output),
+                      jvp=lambda grad_output_t, output_t, grad_output, output:
+                          F.tanh_backward(grad_output_t, output) - 2 * grad_output * F.conj(output * output_t))
 asinh = defop("asinh", np.arcsinh, x=lambda g, x: g * F.conj(F.rsqrt(F.square(x) + 1)),  jvp=ELEMENTWISE)
 acosh = defop("acosh", np.arccosh, x=lambda g, x: g * F.conj(F.rsqrt(x - 1) * F.rsqrt(x + 1)), jvp=ELEMENTWISE)
 atanh = defop("atanh", np.arctanh, x=lambda g, x: g / F.conj(1 - x * x),                jvp=ELEMENTWISE)
 
 # ----- activations, kinks and selections ------------------------------------------------------
-sigmoid = defop("sigmoid", K.sigmoid, x=lambda g, out: g * F.conj(out - F.square(out)), jvp=ELEMENTWISE)
+sigmoid = defop("sigmoid", K.sigmoid, x=lambda g, out: F.sigmoid_backward(g, out), jvp=ELEMENTWISE)
+# g * conj(y - y^2), as tanh_backward; -2y + 1 rather than 1 - 2y: a scalar added differentiates to no node,
+# a subtraction from a scalar to a neg node
+sigmoid_backward = defop("sigmoid_backward", K.sigmoid_backward,
+                         grad_output=lambda g, output: F.sigmoid_backward(g, F.conj(output)),
+                         output=lambda g, grad_output, output: F.conj(g * F.conj(grad_output) * (-2 * output + 1)),
+                         jvp=lambda grad_output_t, output_t, grad_output, output:
+                             F.sigmoid_backward(grad_output_t, output) + grad_output * F.conj((-2 * output + 1) * output_t))
 relu    = defop("relu",    K.relu,    x=lambda g, out: F.where(F.le(out, 0), 0.0, g), jvp=ELEMENTWISE)  # 0 at 0
 abs     = defop("abs",     np.abs,    x=lambda g, x: g * F.sgn(x), jvp=ELEMENTWISE)   # 0 at 0, as torch
 sign    = defop("sign",    K.sign,    x=lambda g: R.zeros(g), jvp=ELEMENTWISE)        # zero grad, as torch
@@ -124,8 +139,10 @@ def conj(x: Any) -> Any:
         tensor([1.-2.j], dtype=complex128)
     """
     t = type(x)
-    if t is np.ndarray:  # the hot path of real rules: a type check, no copy, no node
-        return conj_physical(x) if x.dtype.kind == "c" else x
+    if t is np.ndarray:  # the hot paths of real rules (arrays, or Tensors under create_graph): a type check,
+        return conj_physical(x) if x.dtype.kind == "c" else x  # no copy, no node
+    if t is Tensor:
+        return conj_physical(x) if x.data.dtype.kind == "c" else x
     if t is float or t is int:  # (checked before the try: an exception would cost a microsecond)
         return x
     try:
@@ -165,5 +182,6 @@ isfinite    = nondiff("isfinite", np.isfinite)
 
 # ----- complex inputs (see the header) ----------------------------------------------------------
 allow_complex(add, sub, mul, div, neg, pow, reciprocal, exp, exp2, expm1, log, log2, log10, log1p, sqrt, rsqrt,
-              square, sin, cos, tan, asin, acos, atan, sinh, cosh, tanh, asinh, acosh, atanh, sigmoid, abs, where,
+              square, sin, cos, tan, asin, acos, atan, sinh, cosh, tanh, tanh_backward, asinh, acosh, atanh, sigmoid,
+              sigmoid_backward, abs, where,
               conj_physical, real, imag, angle, sgn, polar, clone, to_copy, fill, copy)
