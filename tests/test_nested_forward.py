@@ -150,3 +150,20 @@ def test_a_custom_function_serves_one_level_and_refuses_nested_tangents() -> Non
         with pytest.raises(NotImplementedError, match="nested dual levels"):
             Cube.apply(y)
     assert tangents.levels() == [] and not DISPATCH.active
+
+
+@pytest.mark.parametrize("activation", [fg.tanh, fg.sigmoid])
+def test_forward_over_reverse_through_fused_activation_backward(activation: Any) -> None:
+    """tanh/sigmoid differentiate through one ``*_backward`` op; its JVP rule must align a batch of tangents
+    with a batch of cotangents (jacrev's) instead of broadcasting one against the other."""
+    rng = np.random.default_rng(3)
+    W = fg.tensor(rng.normal(size=(4, 4)))
+
+    def f(x: Any) -> Any:
+        y = activation(W @ x)
+        return y.sum() * y[0]
+
+    x = fg.tensor(rng.normal(size=4))
+    expected = ff.jacrev(ff.jacrev(f))(x).data
+    np.testing.assert_allclose(ff.hessian(f)(x).data, expected, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(ff.jacfwd(ff.jacrev(f))(x).data, expected, rtol=1e-12, atol=1e-14)

@@ -251,3 +251,17 @@ def test_custom_function_jvp_sees_dense_tangents():
         y = Double.apply(fwAD.make_dual(fg.tensor([1.0, 2.0]), identity_seed((2,), np.float64)))
         np.testing.assert_array_equal(fwAD.unpack_dual(y).tangent.numpy(), 2 * np.eye(2))
     assert seen == [np.ndarray]
+
+
+@pytest.mark.parametrize("rows_ones", [True, False])
+@pytest.mark.parametrize("cols", ["one", "scalar", "vector"])
+def test_dense_transposed_is_the_transpose_of_dense(rows_ones: bool, cols: str) -> None:
+    """What a forward-mode Jacobian's block is made of (``jacobian_blocks``): ``dense().T``, C-ordered."""
+    rng = np.random.default_rng(5)
+    base = rng.normal(size=(4, 6)).T  # a transposed view, as a product with a matrix leaves it
+    rows = np.ones(6) if rows_ones else rng.normal(size=6)
+    factor = {"one": 1.0, "scalar": 2.5, "vector": rng.normal(size=4)}[cols]
+    for stack in (ScaledStack(base, rows, factor), BatchedDiagonal(rng.normal(size=5))):
+        result = stack.dense_transposed()
+        np.testing.assert_array_equal(result, stack.dense().T)
+        assert result.flags.c_contiguous

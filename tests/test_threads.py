@@ -4,6 +4,7 @@ function's cache) stays exact. Every loop is bounded; switches between threads a
 that a race shows up here rather than in a user's program."""
 from __future__ import annotations
 
+import gc
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -250,3 +251,25 @@ def test_jit_from_4_threads_with_different_shapes() -> None:
 
     run_threads(*[calls(n) for n in (1, 2, 5, 8)])
     assert compiles(lambda t: t * 3)
+
+
+def test_a_thread_that_ends_with_a_layer_installed_does_not_leave_dispatch_on() -> None:
+    """A layer pushed and never popped belongs to its thread: once the thread is gone, ops elsewhere take the
+    plain path again."""
+    assert not DISPATCH.active
+
+    def leave_a_layer_behind() -> None:
+        dispatch.push(dispatch.Layer())
+        dispatch.push(dispatch.Layer())
+        dispatch.pop(DISPATCH.layers[-1])
+        assert DISPATCH.active
+
+    thread = threading.Thread(target=leave_a_layer_behind)
+    thread.start()
+    thread.join()
+    del thread
+    gc.collect()
+    assert not DISPATCH.active
+    x = fg.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad.data, [2.0, 4.0])

@@ -19,14 +19,13 @@ from funcgrad.autograd import forward_ad
 from funcgrad.autograd.anomaly_mode import record_creation
 from funcgrad.core.dispatch import DISPATCH
 from funcgrad.core.grad_mode import NO_VERSION, STATE, no_grad
-from funcgrad.core.graph import Node, SavedOutput, next_sequence_nr, pack_saved, saved_version
+from funcgrad.core.graph import NO_EDGE, Node, SavedOutput, edge_to, next_sequence_nr, pack_saved, saved_version
 from funcgrad.core.tensor import Tensor
 from funcgrad.core.views import CreationMeta, mark_view, rebase_error
 from funcgrad.ops.inplace import rebase_view
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
-_NO_EDGE: tuple[None, int] = (None, 0)
 
 
 class FunctionCtx(Node):
@@ -216,7 +215,7 @@ class BackwardFunction(FunctionCtx):
 
     def _check(self, grads: tuple[Any, ...], as_tensors: bool) -> list[Any]:
         """Validate what ``backward`` returned; give the engine arrays, or Tensors if ``as_tensors``."""
-        n = len(self.next_functions)
+        n = len(self._edges)
         if len(grads) > n and all(g is None for g in grads[n:]):
             grads = grads[:n]  # extra Nones are allowed, as torch
         if len(grads) != n:
@@ -224,7 +223,7 @@ class BackwardFunction(FunctionCtx):
                                f"got {len(grads)}); backward must return one gradient (or None) per argument "
                                "of forward")
         checked: list[Any] = []
-        for i, (g, (node, _), meta) in enumerate(zip(grads, self.next_functions, self._shapes)):
+        for i, (g, (node, _, shape, _)) in enumerate(zip(grads, self._edges)):
             if g is None:
                 checked.append(None)
                 continue
@@ -238,7 +237,6 @@ class BackwardFunction(FunctionCtx):
             if node is None:
                 checked.append(None)  # the input does not require grad
                 continue
-            shape = meta[0]
             if g.shape != shape and not _reducible(g.shape, shape):
                 raise RuntimeError(f"Function {self._name} returned an invalid gradient at index {i} - got "
                                    f"{list(g.shape)} but expected shape compatible with {list(shape)}; a gradient "
@@ -263,11 +261,9 @@ class _DelayedError(Node):
 
     _name = "DelayedError"
 
-    def __init__(self, next_functions: tuple[tuple[Node | None, int], ...], n_outputs: int) -> None:
+    def __init__(self, edges: tuple[tuple[Any, ...], ...], n_outputs: int) -> None:
         super().__init__()
-        # the Function's own edges, so that the error is on the path to every input it had
-        self.next_functions = next_functions
-        self._shapes = (None,) * len(next_functions)
+        self._edges = edges  # the Function's own edges, so that the error is on the path to every input it had
         self._n_outputs = n_outputs
 
     def apply(self, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
@@ -309,7 +305,7 @@ def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:
         if not STATE.grad_enabled:
             return grads
         items = grads if isinstance(grads, tuple) else (grads,)
-        node = _DelayedError(ctx.next_functions, len(items))
+        node = _DelayedError(ctx._edges, len(items))
         marked = tuple(Tensor._from_node(np.asarray(_data(g)), node, i, [0])
                        if isinstance(g, Tensor | np.ndarray) else g for i, g in enumerate(items))
         return marked if isinstance(grads, tuple) else marked[0]
@@ -406,8 +402,7 @@ class Function:
         recording = STATE.grad_enabled and any(needs)
         ctx.needs_input_grad = needs if recording else (False,) * len(inputs)
         if recording:
-            ctx.next_functions = tuple(a._edge() if need else _NO_EDGE for a, need in zip(inputs, needs))
-            ctx._shapes = tuple((a.data.shape, a.data.dtype) if need else None for a, need in zip(inputs, needs))
+            ctx._edges = tuple(edge_to(a) if need else NO_EDGE for a, need in zip(inputs, needs))
             ctx._is_tensor_input = tuple(isinstance(a, Tensor) for a in inputs)
         with no_grad(), forward_ad.primal_only():
             if cls._setup_style:

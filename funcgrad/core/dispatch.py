@@ -48,6 +48,7 @@ class _ThreadLayers(threading.local):
 
     def __init__(self) -> None:
         self.installed: list[Layer] = []
+        self.exit = _ThreadExit()  # gives back the thread's count of installed layers when the thread ends
         self.hidden: list[Layer] = []  # suspended layers (a layer suspended twice is here twice)
         self.layers: list[Layer] = []
         self.tensor_gradients = False  # some layer of ``layers`` needs backward rules to run on Tensors
@@ -58,6 +59,21 @@ class _ThreadLayers(threading.local):
         layers = [layer for layer in self.installed if layer not in hidden] if hidden else self.installed
         self.layers = layers
         self.tensor_gradients = any(layer.tensor_gradients for layer in layers)
+
+
+class _ThreadExit:
+    """Held by a thread's layer state only: when the thread ends with layers still installed (pushed and never
+    popped), its state is dropped and this takes them out of the process-wide count, so ``active`` does not
+    stay on (every op of every thread would go the slow way) for a thread that is gone."""
+
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0  # layers this thread has installed
+
+    def __del__(self) -> None:
+        if self.count:
+            DISPATCH._forget(self.count)
 
 
 class _Dispatch:
@@ -114,6 +130,7 @@ class _Dispatch:
         with self._lock:  # the count of all threads' layers, and the flag it sets
             self._installed += 1
             self.active = True
+        local.exit.count += 1
         local.installed = installed
         local.refresh()
 
@@ -122,11 +139,16 @@ class _Dispatch:
         local = self._local
         installed = list(local.installed)
         installed.remove(layer)  # raises (changing nothing) when it is not installed
-        with self._lock:
-            self._installed -= 1
-            self.active = self._installed > 0
+        self._forget(1)
+        local.exit.count -= 1
         local.installed = installed
         local.refresh()
+
+    def _forget(self, count: int) -> None:
+        """Take ``count`` layers out of the count of all threads' layers."""
+        with self._lock:
+            self._installed -= count
+            self.active = self._installed > 0
 
 
 def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

@@ -27,7 +27,8 @@ def _reachable(roots: Sequence[Node]) -> list[Node]:
     seen = set(roots)
     stack = list(seen)
     while stack:
-        for nxt, _ in stack.pop().next_functions:
+        for edge in stack.pop()._edges:
+            nxt = edge[0]
             if nxt is not None and nxt not in seen:
                 seen.add(nxt)
                 stack.append(nxt)
@@ -41,7 +42,8 @@ def _on_path(order: list[Node], targets: set[Node]) -> set[Node]:
     """The nodes of ``order`` that lead to a target: only these need to run."""
     leads: set[Node] = set()
     for node in reversed(order):  # producers first, so children are decided before parents
-        for nxt, _ in node.next_functions:
+        for edge in node._edges:
+            nxt = edge[0]
             if nxt is not None and (nxt in leads or nxt in targets):
                 leads.add(node)
                 break
@@ -145,13 +147,14 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
                 grads_in = _run_post_hooks(node, grads_in, grads, tensors)
             if node._saved and not retain_graph:
                 node._saved = FREED  # (Node.release, inline)
-            for (nxt, nr), g, meta in zip(node.next_functions, grads_in, node._shapes):
+            for (nxt, nr, shape, dtype), g in zip(node._edges, grads_in):
                 if nxt is None or g is None or (run is not None and nxt not in allowed):
                     continue
-                if (g.shape[batch:] if batch else g.shape) != meta[0]:
-                    g = _SPACE.sum_to(g, meta[0], batch)
-                if g.dtype != meta[1]:
-                    g = _SPACE.cast(g, meta[1])
+                array = g.data if tensors and type(g) is Tensor else g  # (a Tensor's properties are calls)
+                if (array.shape[batch:] if batch else array.shape) != shape:
+                    g = _SPACE.sum_to(g, shape, batch)
+                if array.dtype != dtype:
+                    g = _SPACE.cast(g, dtype)
                 if nxt not in slots:
                     heappush(heap, (-nxt.sequence_nr, nxt))
                     if nxt._n_outputs == 1:

@@ -18,10 +18,20 @@ from funcgrad.core.buffers import owned
 from funcgrad.core.tangents import carry_tangent
 from funcgrad.core.tensor import Tensor
 
-__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks"]
+__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks", "NO_EDGE", "edge_to"]
 
 _sequence = itertools.count()
 next_sequence_nr = _sequence.__next__
+NO_EDGE: tuple[Any, ...] = (None, 0, None, None)  # the edge of an input that needs no gradient
+
+
+def edge_to(tensor: Tensor) -> tuple[Any, ...]:
+    """The edge to ``tensor`` (which requires grad): ``(node, input_nr, shape, dtype)``."""
+    fn = tensor.grad_fn
+    data = tensor.data
+    if fn is not None:
+        return (fn, tensor.output_nr, data.shape, data.dtype)
+    return (tensor._accumulator(), 0, data.shape, data.dtype)
 next_sink_nr = itertools.count(-1, -1).__next__
 
 FREED_MESSAGE = (
@@ -130,27 +140,33 @@ class Node:
     check), an int (a saved input Tensor's version at save time), the version counter of the node's
     own output (saved at version 0), or a tuple of these for a tuple of saved values.
 
+    Its edges, one per input, are ``_edges``: ``(node, input_nr, shape, dtype)``, where a gradient for that
+    input goes and the shape and dtype it must have (``NO_EDGE`` for an input that needs no gradient); one
+    tuple per edge, built once when the op is recorded. ``next_functions`` shows them as PyTorch does.
+
     Attributes:
-        next_functions: one ``(node, input_nr)`` pair per differentiable input; ``(None, 0)`` for an
-            input that needs no gradient.
         sequence_nr: creation order; the engine runs later nodes first.
     """
 
-    __slots__ = ("next_functions", "sequence_nr", "_saved", "_versions", "_shapes", "_hooks", "__weakref__")
+    __slots__ = ("_edges", "sequence_nr", "_saved", "_versions", "_hooks", "__weakref__")
     _name = "Node"
     _n_outputs = 1
 
     def __init__(self) -> None:
-        self.next_functions: tuple[tuple[Node | None, int], ...] = ()
+        self._edges: tuple[tuple[Any, ...], ...] = ()
         self.sequence_nr = next_sequence_nr()
         self._saved: Any = ()
         self._versions: tuple[Any, ...] = ()
-        self._shapes: tuple[Any, ...] = ()
         self._hooks: _NodeHooks | None = None
 
     def name(self) -> str:
         """The node's class name, e.g. ``"MulBackward0"``."""
         return self._name
+
+    @property
+    def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
+        """One ``(node, input_nr)`` pair per input; ``(None, 0)`` for an input that needs no gradient."""
+        return tuple([(edge[0], edge[1]) for edge in self._edges])
 
     @property
     def metadata(self) -> dict[str, Any]:

@@ -55,6 +55,10 @@ class Structured(NDArrayOperatorsMixin):
     def __len__(self) -> int:
         return self.shape[0]
 
+    def dense_transposed(self) -> np.ndarray:
+        """``dense().T`` of a stack of vectors (2-D), C-ordered: a forward-mode Jacobian's rows."""
+        return np.ascontiguousarray(self.dense().T)
+
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         out = self.dense()
         return out if dtype is None else out.astype(dtype, copy=False)
@@ -163,6 +167,10 @@ class BatchedDiagonal(Structured):
         out[self._diagonal_index()] = self.d.ravel()
         return out
 
+    def dense_transposed(self) -> np.ndarray:
+        """A stack of vectors is a diagonal matrix: its own transpose."""
+        return self.dense()
+
     def _diagonal_index(self) -> tuple[np.ndarray, ...]:
         n = np.arange(self.d.size)
         return (n, *np.unravel_index(n, self.d.shape)) if self.d.ndim else (n,)
@@ -208,6 +216,21 @@ class ScaledStack(Structured):
         out = np.multiply(self.rows.reshape((-1,) + (1,) * (self.base.ndim - 1)), self.base, dtype=self.dtype)
         if not (np.isscalar(self.cols) and self.cols == 1):
             np.multiply(out, self.cols, out=out)
+        return out
+
+    def dense_transposed(self) -> np.ndarray:
+        """``dense().T`` in one pass over ``base`` when ``rows`` are ones (a pass seeded with the identity):
+        entry ``[j, b]`` is ``base[b, j] * cols[j]``."""
+        cols = np.asarray(self.cols)
+        if cols.ndim > 1 or self.base.ndim != 2:
+            return super().dense_transposed()
+        if cols.ndim:
+            cols = cols.reshape(-1, 1)
+        if np.all(self.rows == 1):
+            return np.multiply(self.base.T, cols, dtype=self.dtype)
+        out = np.multiply(self.base.T, self.rows, dtype=self.dtype)
+        if not (cols.ndim == 0 and cols == 1):
+            np.multiply(out, cols, out=out)
         return out
 
     def astype(self, dtype: Any, copy: bool = True) -> ScaledStack:

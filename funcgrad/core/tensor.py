@@ -148,7 +148,7 @@ class Tensor:
         return t
 
     @classmethod
-    def _from_node(cls, data: np.ndarray, node: Node, output_nr: int, counter: list[int]) -> Tensor:
+    def _from_node(cls, data: Any, node: Node, output_nr: int, counter: list[int]) -> Tensor:
         """Output ``output_nr`` of ``node``."""
         t = object.__new__(cls)
         t.data = data

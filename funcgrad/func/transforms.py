@@ -259,7 +259,8 @@ def jacfwd(f: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False, *
         call = Call(f, args, argnums, has_aux, "jacfwd")
         require_real("jacfwd", call.inputs, "inputs")
         in_shapes = [x.shape for x in call.inputs]
-        outs, out_tangents, traced = push_pass(call, basis(in_shapes, _dtype(call.inputs), structured=True))
+        outs, out_tangents, traced = push_pass(call, basis(in_shapes, _dtype(call.inputs), structured=True),
+                                               structured=True)
         keep = bool(traced)
         require_real("jacfwd", outs, "outputs")
         blocks = jacobian_blocks(out_tangents, [out.shape for out in outs], in_shapes, "forward")

@@ -15,7 +15,8 @@ from typing import Any, Literal
 import numpy as np
 
 from funcgrad.autograd import forward_ad, grad
-from funcgrad.core.structured import identity_seed
+from funcgrad.core.structured import BatchedDiagonal, ScaledStack, Structured, identity_seed
+from funcgrad.core.tangents import tangents_of
 from funcgrad.core.tensor import Tensor
 
 Shape = tuple[int, ...]
@@ -84,5 +85,17 @@ def jacobian_blocks(batched: Sequence[Tensor], out_shapes: Sequence[Shape], in_s
     if mode == "reverse":
         return [[cut[j][i].reshape(out + inp) for j, inp in enumerate(in_shapes)] for i, out in enumerate(out_shapes)]
     # forward: block (n_j, *out_i) -> (n_j, m_i) -> (m_i, n_j) -> out_i + in_j
-    return [[cut[i][j].reshape(sizes[j], -1).T.reshape(out + inp) for j, inp in enumerate(in_shapes)]
+    return [[_forward_block(cut[i][j], sizes[j], out, inp) for j, inp in enumerate(in_shapes)]
             for i, out in enumerate(out_shapes)]
+
+
+def _forward_block(block: Tensor, n: int, out: Shape, inp: Shape) -> Tensor:
+    """A forward pass's ``(n, *out)`` tangents of one output along one input's ``n`` seeds as the Jacobian block
+    ``out + inp``. A structured batch (``push_pass(structured=True)``, nothing traced) is transposed as it is
+    made dense, in one pass over its values; anything else with ops (differentiably, or recorded by ``jit``)."""
+    data = block.data
+    if isinstance(data, BatchedDiagonal | ScaledStack) and not block.requires_grad and not tangents_of(block):
+        matrix = np.reshape(data, (n, math.prod(out)))
+        dense = matrix.dense_transposed() if isinstance(matrix, Structured) else np.ascontiguousarray(matrix.T)
+        return Tensor._wrap(dense.reshape(out + inp))
+    return block.reshape(n, -1).T.reshape(out + inp)

@@ -15,7 +15,7 @@ import numpy as np
 
 from funcgrad.autograd import forward_ad
 from funcgrad.core.grad_mode import enable_grad
-from funcgrad.core.tangents import tangents_of
+from funcgrad.core.tangents import current, tangent_of, tangents_of
 from funcgrad.core.tensor import Tensor
 from funcgrad.functional._argnums import Call
 from funcgrad.functional._core import grad_or_none, zeros_for
@@ -90,17 +90,23 @@ def pull(outs: Sequence[Tensor], xs: Sequence[Tensor], cts: Sequence[Any], creat
     return [g if g is not None else zeros_for(x, batch) for g, x in zip(grads, xs)]
 
 
-def push_pass(call: Call, tangents: Sequence[Any]) -> tuple[list[Tensor], list[Tensor], Traced]:
+def push_pass(call: Call, tangents: Sequence[Any],
+              structured: bool = False) -> tuple[list[Tensor], list[Tensor], Traced]:
     """Run ``call`` under forward mode: ``(outputs, output tangents, traced)``.
 
     ``tangents`` has one entry per input, of its shape or with one leading batch dimension. The graph
     and the tangents of outer levels are kept when an outer transform traces the inputs; the tangents
-    are recorded for reverse mode only when an outer reverse-mode transform traces them.
+    are recorded for reverse mode only when an outer reverse-mode transform traces them. With
+    ``structured``, output tangents no transform traces are returned as the pass left them (a batch may
+    stay structured, for ``jacobian_blocks`` to make dense as it cuts it), else as ``unpack_dual`` gives them.
     """
     keep = Traced(call.inputs)
     batch = tuple(np.shape(tangents[0])[:1]) if np.ndim(tangents[0]) > call.inputs[0].ndim else ()
     with forward_ad.dual_level(record_tangents=keep.graph), _transforming():
         outs = call([forward_ad.make_dual(x, t) for x, t in zip(call.inputs, tangents)])
-        pairs = [forward_ad.unpack_dual(out) for out in outs]
+        if structured and not keep:  # nothing traced: the outputs' only tangents are this level's, dropped on exit
+            pairs = [forward_ad.UnpackedDualTensor(out, tangent_of(out, current())) for out in outs]
+        else:
+            pairs = [forward_ad.unpack_dual(out) for out in outs]
     return ([p.primal for p in pairs],
             [p.tangent if p.tangent is not None else zeros_for(out, batch) for p, out in zip(pairs, outs)], keep)

@@ -15,7 +15,7 @@ import numpy as np
 
 from funcgrad.autograd import forward_ad
 from funcgrad.core.grad_mode import enable_grad, no_grad
-from funcgrad.core.tangents import tangents_of
+from funcgrad.core.tangents import current, tangent_of, tangents_of
 from funcgrad.core.tensor import Tensor
 from funcgrad.functional._blocks import Products, check_scale_options, gradient, jacobian_matrix, matrix_blocks
 from funcgrad.functional._core import basis, grad_or_none, jacobian_blocks, tangent, zeros_for
@@ -161,13 +161,19 @@ def vjp(func: Callable[..., Any], inputs: Tensors, v: Any = None, create_graph: 
 
 
 def _forward(func: Callable[..., Any], xs: tuple[Tensor, ...], tangents: Sequence[Any], fn_name: str,
-             strict: bool, create_graph: bool) -> tuple[bool, tuple[Tensor, ...], tuple[Tensor, ...]]:
+             strict: bool, create_graph: bool,
+             structured: bool = False) -> tuple[bool, tuple[Tensor, ...], tuple[Tensor, ...]]:
     """One forward-mode pass: ``(is_outputs_tuple, outputs, output tangents)``, zeros where none flowed; the
-    tangents are recorded for reverse mode only with ``create_graph`` (else ``_finish`` detaches them)."""
+    tangents are recorded for reverse mode only with ``create_graph`` (else ``_finish`` detaches them). With
+    ``structured`` and without ``create_graph``, a batch of tangents is returned as the pass left it (it may
+    be structured: ``jacobian_blocks`` makes it dense as it cuts it)."""
     with forward_ad.dual_level(record_tangents=create_graph):
         is_tuple, outputs = _call(func, tuple(forward_ad.make_dual(x, t) for x, t in zip(xs, tangents)),
                                   fn_name, strict)
-        pairs = [forward_ad.unpack_dual(out) for out in outputs]
+        if structured and not create_graph:  # the outputs are detached by _finish: their tangent is dropped
+            pairs = [forward_ad.UnpackedDualTensor(out, tangent_of(out, current())) for out in outputs]
+        else:
+            pairs = [forward_ad.unpack_dual(out) for out in outputs]
     batch = tuple(tangents[0].shape[:1]) if tangents[0].ndim > xs[0].ndim else ()
     return (is_tuple, tuple(p.primal for p in pairs),
             tuple(p.tangent if p.tangent is not None else zeros_for(out, batch) for p, out in zip(pairs, outputs)))
@@ -282,7 +288,8 @@ def jacobian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = Fal
     with enable_grad() if create_graph else no_grad():
         if strategy == "forward-mode":
             tangents = [Tensor._wrap(t) for t in basis(in_shapes, xs[0].dtype, structured=not create_graph)]
-            is_outputs_tuple, outputs, batched = _forward(func, xs, tangents, "jacobian", strict, create_graph)
+            is_outputs_tuple, outputs, batched = _forward(func, xs, tangents, "jacobian", strict, create_graph,
+                                                             structured=True)
             mode: Literal["reverse", "forward"] = "forward"
         else:
             is_outputs_tuple, outputs = _call(func, xs, "jacobian", strict)

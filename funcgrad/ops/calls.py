@@ -6,7 +6,7 @@ library, where argument packing alone would cost a tenth of an op.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +14,7 @@ import numpy as np
 
 from funcgrad.core.dispatch import DISPATCH
 from funcgrad.core.grad_mode import STATE
-from funcgrad.core.graph import Node, SavedOutput, next_sequence_nr, saved_version
+from funcgrad.core.graph import NO_EDGE, Node, SavedOutput, edge_to, next_sequence_nr, saved_version
 from funcgrad.core.structured import Structured
 from funcgrad.core.tensor import Tensor
 from funcgrad.core.views import CreationMeta, mark_view
@@ -22,7 +22,6 @@ from funcgrad.core.views import CreationMeta, mark_view
 if TYPE_CHECKING:
     from funcgrad.ops.registry import OpSpec
 
-NO_EDGE: Any = (None, 0)  # the edge of an input that needs no gradient
 
 
 def make_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
@@ -124,20 +123,6 @@ def make_sequence_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
     return op
 
 
-_METADATA: dict[Any, Any] = {}  # interned (shape, dtype) pairs, and tuples of them, shared by nodes
-
-
-def _interned(key: Any) -> Any:
-    """``key`` itself the first time, then the equal tuple stored then: nodes keep one shared copy of
-    their inputs' metadata instead of allocating their own (fewer objects for the collector to visit)."""
-    found = _METADATA.get(key)
-    if found is None:
-        if len(_METADATA) > 65536:  # a program cycling through ever new shapes: start over
-            _METADATA.clear()
-        found = _METADATA[key] = key
-    return found
-
-
 def _recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
     """The slow half of an op call: build the node, save what the rules need, wrap the output."""
     return _sequence_or_multi_recorder(spec) if spec.sequence or spec.multi_output else _simple_recorder(spec)
@@ -164,7 +149,6 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
     crosswise = pair and plan == ((second, (1,), True), (first, (0,), True))
     new = object.__new__
     ndarray = np.ndarray
-    known = _METADATA.get
 
     def record(args: tuple[Any, ...], out: Any) -> Any:
         kind = out.dtype.kind
@@ -175,43 +159,39 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
         node = new(node_class)
         node.sequence_nr = next_sequence_nr()
         node._hooks = None
-        edges: tuple[Any, ...]
-        metas: tuple[Any, ...]
+        edges: tuple[tuple[Any, ...], ...]
         if one:
             a = args[first]
             fn = a.grad_fn
-            node.next_functions = edges = ((fn, a.output_nr) if fn is not None else (a._accumulator(), 0),)
             d = a.data
             dtype = d.dtype
+            node._edges = edges = ((fn, a.output_nr, d.shape, dtype) if fn is not None else
+                                   (a._accumulator(), 0, d.shape, dtype),)
             if dtype.kind == "c" and not spec.complex:
                 refuse_complex(spec, args, out)
-            metas = ((d.shape, dtype),)
         elif pair:
             a, b = args[first], args[second]
             if isinstance(a, Tensor) and a._requires_grad:
                 fn = a.grad_fn
-                edge_a = (fn, a.output_nr) if fn is not None else (a._accumulator(), 0)
                 d = a.data
-                meta_a: Any = (d.shape, d.dtype)
+                edge_a = ((fn, a.output_nr, d.shape, d.dtype) if fn is not None else
+                          (a._accumulator(), 0, d.shape, d.dtype))
             else:
-                edge_a, meta_a = NO_EDGE, None
+                edge_a = NO_EDGE
             if isinstance(b, Tensor) and b._requires_grad:
                 fn = b.grad_fn
-                edge_b = (fn, b.output_nr) if fn is not None else (b._accumulator(), 0)
                 d = b.data
-                meta_b: Any = (d.shape, d.dtype)
+                edge_b = ((fn, b.output_nr, d.shape, d.dtype) if fn is not None else
+                          (b._accumulator(), 0, d.shape, d.dtype))
             else:
-                edge_b, meta_b = NO_EDGE, None
-            node.next_functions = edges = (edge_a, edge_b)
-            metas = (meta_a, meta_b)
-            if not spec.complex and _has_complex(metas):
+                edge_b = NO_EDGE
+            node._edges = edges = (edge_a, edge_b)
+            if not spec.complex and _has_complex(edges):
                 refuse_complex(spec, args, out)
         else:
-            edges, metas = _edges(args, positions)
-            node.next_functions = edges
-            if not spec.complex and _has_complex(metas):
+            node._edges = edges = _edges([args[i] for i in positions])
+            if not spec.complex and _has_complex(edges):
                 refuse_complex(spec, args, out)
-        node._shapes = known(metas) or _interned(metas)
         result = new(Tensor)
         result.data = out if type(out) is ndarray or isinstance(out, Structured) else np.asarray(out)
         result._requires_grad = True
@@ -242,27 +222,17 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
     return record
 
 
-def _edges(args: tuple[Any, ...], positions: tuple[int, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    """The edges of a node whose op reads the tensors at ``positions`` of ``args``, and their inputs' metadata."""
-    edges: list[Any] = []
-    metas: list[Any] = []
-    for i in positions:
-        a = args[i]
-        if isinstance(a, Tensor) and a._requires_grad:
-            fn = a.grad_fn
-            edges.append((fn, a.output_nr) if fn is not None else (a._accumulator(), 0))
-            d = a.data
-            metas.append((d.shape, d.dtype))
-        else:
-            edges.append(NO_EDGE)
-            metas.append(None)
-    return tuple(edges), tuple(metas)
+def _edges(inputs: Sequence[Any]) -> tuple[tuple[Any, ...], ...]:
+    """The edges of a node whose op reads ``inputs``: NO_EDGE for one that is no Tensor requiring grad."""
+    return tuple([edge_to(a) if isinstance(a, Tensor) and a._requires_grad else NO_EDGE for a in inputs])
 
 
-def _saved(plan: tuple[tuple[int, tuple[int, ...], bool], ...], args: tuple[Any, ...], edges: tuple[Any, ...],
-           output: Any, counter: list[int]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+def _saved(plan: tuple[tuple[int, tuple[int, ...], bool], ...], args: tuple[Any, ...], edges: Any, output: Any,
+           counter: Any, seq: int = -1, outputs: tuple[Any, ...] | None = None) -> tuple[tuple[Any, ...], ...]:
     """What a node saves (by ``plan``: position, users, may-be-a-Tensor) and the versions to check it against.
-    A value only the rules of inputs without a gradient would read is not kept (None)."""
+    A value only the rules of inputs without a gradient would read is not kept (None). ``seq``: the position of
+    a sequence of tensors (its shape is saved as a tuple of shapes); ``outputs``: the result Tensors of an op
+    with several (saved as a tuple of ``SavedOutput``)."""
     saved: list[Any] = []
     versions: list[Any] = []
     for p, users, tensor in plan:
@@ -283,12 +253,17 @@ def _saved(plan: tuple[tuple[int, tuple[int, ...], bool], ...], args: tuple[Any,
                 versions.append(value._version_counter[0])
             else:
                 versions.append(_version(value))
-        elif p == -1:  # the op's own output: its array, checked through its version counter (saved at 0)
+        elif p < -1:  # only the shape of an input (a tuple of shapes for a sequence input)
+            source = args[-p - 2]
+            saved.append(tuple([_shape(e) for e in source]) if -p - 2 == seq else _shape(source))
+            versions.append(None)
+        elif outputs is not None:
+            value = tuple([SavedOutput(r.data, r._version_counter, i) for i, r in enumerate(outputs)])
+            saved.append(value)
+            versions.append(saved_version(value))
+        else:  # the op's own output: its array, checked through its version counter (saved at 0)
             saved.append(output)
             versions.append(counter)
-        else:  # only the shape of an input
-            saved.append(_shape(args[-p - 2]))
-            versions.append(None)
     return tuple(saved), tuple(versions)
 
 
@@ -298,6 +273,7 @@ def _sequence_or_multi_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any]
     positions = spec.tensor_positions
     saved_positions = spec.saved_positions
     saved_users = spec.saved_users if not spec.sequence else ((),) * len(saved_positions)
+    plan = tuple((p, users, True) for p, users in zip(saved_positions, saved_users))
     seq = spec.params.index(spec.sequence) if spec.sequence else -1
     multi = spec.multi_output
     several, first = len(positions) > 1, positions[0] if positions else 0  # one tensor input: no list to build
@@ -316,69 +292,22 @@ def _sequence_or_multi_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any]
         node.sequence_nr = next_sequence_nr()
         node._hooks = None
         if several or seq >= 0:
-            edges = []
-            shapes = []
-            for a in (args[seq] if seq >= 0 else [args[i] for i in positions]):
-                if isinstance(a, Tensor) and a._requires_grad:
-                    fn = a.grad_fn
-                    edges.append((fn, a.output_nr) if fn is not None else (a._accumulator(), 0))
-                    d = a.data
-                    shapes.append((d.shape, d.dtype))
-                else:
-                    edges.append(NO_EDGE)  # type: ignore[arg-type]
-                    shapes.append(None)  # type: ignore[arg-type]
-            node.next_functions = tuple(edges)
-            node._shapes = tuple(shapes)
+            node._edges = edges = _edges(args[seq] if seq >= 0 else [args[i] for i in positions])
         else:  # one tensor input, which requires grad (else nothing is recorded)
-            a = args[first]
-            fn = a.grad_fn
-            d = a.data
-            node.next_functions = edges = ((fn, a.output_nr) if fn is not None else (a._accumulator(), 0),)  # type: ignore[assignment]
-            node._shapes = ((d.shape, d.dtype),)
+            node._edges = edges = (edge_to(args[first]),)
         if multi:
             node._n_outputs = len(out)  # type: ignore[misc]
             results = tuple([_output(o, node, i) for i, o in enumerate(out)])
         else:
-            result = new(Tensor)
-            result.data = out if type(out) is ndarray or isinstance(out, Structured) else np.asarray(out)
-            result._requires_grad = True
-            result._grad = result._extra = None
-            result.grad_fn = node
-            result.output_nr = 0
-            result._version_counter = [0]
+            data = out if type(out) is ndarray or isinstance(out, Structured) else np.asarray(out)
+            result = Tensor._from_node(data, node, 0, [0])
         if not saved_positions:
             node._saved = node._versions = ()
             return results if multi else result
-        saved: list[Any] = []
-        versions: list[Any] = []
-        for p, users in zip(saved_positions, saved_users):
-            for u in users:
-                if edges[u] is not NO_EDGE:
-                    break
-            else:
-                if users:  # only rules of inputs that need no gradient would read it
-                    saved.append(None)
-                    versions.append(None)
-                    continue
-            if p >= 0:
-                value = args[p]
-                saved.append(value)
-                kind = type(value)
-                versions.append(value._version_counter[0] if kind is Tensor else
-                                None if kind is float or kind is int else saved_version(value))
-            elif p < -1:  # only the shape of an input (a tuple of shapes for a sequence input)
-                source = args[-p - 2]
-                saved.append(tuple([_shape(e) for e in source]) if -p - 2 == seq else _shape(source))
-                versions.append(None)
-            elif multi:
-                value = tuple([SavedOutput(r.data, r._version_counter, i) for i, r in enumerate(results)])
-                saved.append(value)
-                versions.append(saved_version(value))
-            else:  # the op's own output: its array, checked through its version counter (saved at 0)
-                saved.append(result.data)
-                versions.append(result._version_counter)
-        node._saved = tuple(saved)
-        node._versions = tuple(versions)
+        if multi:
+            node._saved, node._versions = _saved(plan, args, edges, None, None, seq, results)
+        else:
+            node._saved, node._versions = _saved(plan, args, edges, result.data, result._version_counter, seq)
         return results if multi else result
 
     return record
@@ -395,10 +324,10 @@ def _version(value: Any) -> Any:
     return None if kind is float or kind is int or value is None else saved_version(value)
 
 
-def _has_complex(metas: tuple[Any, ...]) -> bool:
-    """Whether an input that requires grad (its ``(shape, dtype)`` in ``metas``, None for others) is complex.
-    With a real output, only such an input can make a real-only op's gradient complex."""
-    return any(m is not None and m[1].kind == "c" for m in metas)
+def _has_complex(edges: tuple[tuple[Any, ...], ...]) -> bool:
+    """Whether an input that requires grad (an edge that is not NO_EDGE) is complex. With a real output, only
+    such an input can make a real-only op's gradient complex."""
+    return any(edge[0] is not None and edge[3].kind == "c" for edge in edges)
 
 
 def refuse_complex(spec: OpSpec, args: tuple[Any, ...], out: Any, tangents: Any = ()) -> None:

@@ -55,6 +55,13 @@ def angle_grad(g: Any, x: Any) -> Any:
     return F.where(zero, 0.0, g * 1j * x / F.where(zero, 1.0, size2))
 
 
+def backward_jvp(backward: Any, second: Any, grad_output_t: Any, output_t: Any, grad_output: Any, output: Any,
+                 out: Any) -> Any:
+    """JVP of ``backward(g, y) = g conj(f'(y))`` (tanh_backward, sigmoid_backward), ``second`` = f''(y):
+    conj(f'(y)) dg + g conj(f''(y) dy); dy's batch dim is kept in front of g's own batch dims."""
+    return backward(grad_output_t, output) + grad_output * F.conj(second * align(output_t, output, np.ndim(out)))
+
+
 def select_grad(g: Any, chosen: Any) -> Any:
     """Gradient through a selection: g where ``chosen`` is true, 0 elsewhere."""
     return F.where(chosen, g, 0.0)

@@ -251,8 +251,9 @@ def _elementwise_jvp(spec: OpSpec, full: tuple[Any, ...], out: Any, tangents: li
     for (vjp, _slot, idx), t, p in zip(spec.node_class._rules, tangents, primals):  # type: ignore[attr-defined]
         if t is None:
             continue
-        if t.ndim != (p.ndim if isinstance(p, Tensor | np.ndarray) else np.ndim(p)):  # a batch of tangents:
-            t = align(t, p, ndim)  # its dims go in front of the output's
+        p_ndim = p.ndim if isinstance(p, Tensor | np.ndarray) else np.ndim(p)
+        if t.ndim != p_ndim and p_ndim < ndim:  # a batch of tangents of a broadcast input: its dims go in
+            t = align(t, p, ndim)  # front of the output's
         values = [_planned_value(plan[i], full, out) for i in idx]
         term = ops.conj(vjp(ops.conj(t), *values)) if complex_ else vjp(t, *values)
         total = term if total is None else total + term

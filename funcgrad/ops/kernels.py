@@ -37,21 +37,29 @@ def broadcast_view(x: Any, shape: tuple[int, ...]) -> Any:
     which a gradient that is spread back over a reduction pays once per backward pass.
     """
     if type(x) is not np.ndarray:
-        if not isinstance(x, int | float | complex | np.generic):
+        if not isinstance(x, _SCALARS):
             return np.broadcast_to(x, shape)  # structured and traced arrays broadcast themselves
         x = np.asarray(x)
-    shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
-    lead = len(shape) - x.ndim
-    if lead < 0 or not x.size or not x.flags.c_contiguous or min(shape[:lead], default=0) < 0:
+    if type(shape) is not tuple:
+        shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
+    ndim = x.ndim
+    lead = len(shape) - ndim
+    if lead < 0 or not x.size or (ndim and not x.flags.c_contiguous):
         return np.broadcast_to(x, shape)  # (NumPy's errors, and the views it makes of empty arrays)
     strides = [0] * len(shape)
     for i, n in enumerate(x.shape):
         m = shape[lead + i]
         if n == m:
             strides[lead + i] = x.strides[i]
-        elif n != 1 or m < 0:
+        elif n != 1:
             return np.broadcast_to(x, shape)  # (NumPy's errors)
-    return np.ndarray(shape, x.dtype, memoryview(x).toreadonly(), 0, strides)  # read-only: no write can spread
+    try:
+        return np.ndarray(shape, x.dtype, memoryview(x).toreadonly(), 0, strides)  # read-only: no write can spread
+    except ValueError:  # a negative size
+        return np.broadcast_to(x, shape)
+
+
+_SCALARS = (int, float, complex, np.generic)
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:

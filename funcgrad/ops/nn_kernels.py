@@ -86,7 +86,12 @@ def linear(input: np.ndarray, weight: np.ndarray, bias: Any) -> np.ndarray:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{np.shape(input)[-1]} and "
                            f"{np.shape(weight)[1]}x{np.shape(weight)[0]})")
     out = np.matmul(input, np.transpose(weight))
-    return out if bias is None else out + bias
+    if bias is None:
+        return out
+    if (type(out) is type(bias) is np.ndarray and bias.shape == out.shape[out.ndim - bias.ndim:]
+            and np.result_type(out, bias) == out.dtype):
+        return np.add(out, bias, out=out)  # into the product's own fresh array (addmm), no second temporary
+    return out + bias
 
 
 # ----- classification losses ---------------------------------------------------------------------

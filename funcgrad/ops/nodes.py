@@ -54,7 +54,7 @@ class _OpNode(Node):
         values = self.unpack_saved(as_tensors) if self._saved else ()
         g = self._gradient(grad_outputs)
         grads: list[Any] = []
-        for (rule, slot, idx), (edge, _) in zip(self._rules, self.next_functions):
+        for (rule, slot, idx), (edge, *_) in zip(self._rules, self._edges):
             if edge is None:
                 grads.append(None)
             elif not callable(rule):  # None or NONDIFF
@@ -100,7 +100,8 @@ class _BinaryOpNode(_OpNode):
     def apply(self, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
         values = self.unpack_saved(as_tensors) if self._saved else ()
         g = grad_outputs[0]
-        (edge_x, _), (edge_y, _) = self.next_functions
+        edges = self._edges
+        edge_x, edge_y = edges[0][0], edges[1][0]
         return [None if edge_x is None else _call(self._rule_x, g, values, self._read_x),
                 None if edge_y is None else _call(self._rule_y, g, values, self._read_y)]
 
@@ -127,4 +128,4 @@ class _SequenceOpNode(_OpNode):
         if not callable(rule):
             raise _missing(self._spec, slot)
         grads = list(rule(g, *[values[i] for i in idx]))
-        return [gi if edge is not None else None for gi, (edge, _) in zip(grads, self.next_functions)]
+        return [gi if edge[0] is not None else None for gi, edge in zip(grads, self._edges)]

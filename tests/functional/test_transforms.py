@@ -194,3 +194,17 @@ def test_forward_over_reverse_records_the_backward_pass_only_under_an_outer_reve
     third = ff.grad(lambda x: fg.sum(ff.jvp(gradient, (x,), (v,))[1]))(x0)
     np.testing.assert_allclose(third, 6 * v)
     assert recorded[1:] == [True]
+
+
+@pytest.mark.parametrize("activation", [fg.tanh, fg.sigmoid])
+def test_forward_over_reverse_hessian_of_fused_backward_ops_equals_reverse_over_reverse(activation: Any) -> None:
+    """tanh and sigmoid differentiate through one op (tanh_backward/sigmoid_backward) whose explicit JVP rule
+    meets a batch of tangents and a batched backward pass at once in ``hessian`` (= jacfwd(jacrev))."""
+    W = np.random.default_rng(3).normal(size=(4, 4))
+
+    def f(x: Any) -> Any:
+        y = activation(fg.as_tensor(W) @ x)
+        return y.sum() * y[0]
+
+    x = np.random.default_rng(4).normal(size=4)
+    np.testing.assert_allclose(ff.hessian(f)(x), ff.jacrev(ff.jacrev(f))(x), rtol=1e-12, atol=1e-14)

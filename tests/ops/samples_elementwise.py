@@ -12,6 +12,7 @@ DOMAINS: dict[str, tuple[float, float]] = {
     "logaddexp": (-3, 3), "sin": (-3, 3), "cos": (-3, 3), "tan": (-1.2, 1.2), "asin": (-0.8, 0.8),
     "acos": (-0.8, 0.8), "atan": (-3, 3), "atan2": (0.3, 3), "hypot": (0.3, 3), "sinh": (-2, 2), "cosh": (-2, 2),
     "tanh": (-2, 2), "asinh": (-3, 3), "acosh": (1.2, 3), "atanh": (-0.8, 0.8), "sigmoid": (-3, 3),
+    "tanh_backward": (-0.9, 0.9), "sigmoid_backward": (0.1, 0.9),  # (polynomials: any range; the outputs' ranges)
     "erf": (-2, 2), "erfc": (-2, 2), "lgamma": (0.3, 4), "digamma": (0.3, 4),
 }
 

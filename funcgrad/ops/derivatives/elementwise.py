@@ -78,8 +78,8 @@ tanh  = defop("tanh",  np.tanh,    x=lambda g, out: F.tanh_backward(g, out),    
 tanh_backward = defop("tanh_backward", K.tanh_backward,
                       grad_output=lambda g, output: F.tanh_backward(g, F.conj(output)),
                       output=lambda g, grad_output, output: -2 * F.conj(g * F.conj(grad_output) * output),
-                      jvp=lambda grad_output_t, output_t, grad_output, output:
-                          F.tanh_backward(grad_output_t, output) - 2 * grad_output * F.conj(output * output_t))
+                      jvp=lambda grad_output_t, output_t, grad_output, output, out:
+                          R.backward_jvp(F.tanh_backward, -2 * output, grad_output_t, output_t, grad_output, output, out))
 asinh = defop("asinh", np.arcsinh, x=lambda g, x: g * F.conj(F.rsqrt(F.square(x) + 1)),  jvp=ELEMENTWISE)
 acosh = defop("acosh", np.arccosh, x=lambda g, x: g * F.conj(F.rsqrt(x - 1) * F.rsqrt(x + 1)), jvp=ELEMENTWISE)
 atanh = defop("atanh", np.arctanh, x=lambda g, x: g / F.conj(1 - x * x),                jvp=ELEMENTWISE)
@@ -91,8 +91,9 @@ sigmoid = defop("sigmoid", K.sigmoid, x=lambda g, out: F.sigmoid_backward(g, out
 sigmoid_backward = defop("sigmoid_backward", K.sigmoid_backward,
                          grad_output=lambda g, output: F.sigmoid_backward(g, F.conj(output)),
                          output=lambda g, grad_output, output: F.conj(g * F.conj(grad_output) * (-2 * output + 1)),
-                         jvp=lambda grad_output_t, output_t, grad_output, output:
-                             F.sigmoid_backward(grad_output_t, output) + grad_output * F.conj((-2 * output + 1) * output_t))
+                         jvp=lambda grad_output_t, output_t, grad_output, output, out:
+                             R.backward_jvp(F.sigmoid_backward, -2 * output + 1, grad_output_t, output_t, grad_output, output,
+                                            out))
 relu    = defop("relu",    K.relu,    x=lambda g, out: F.where(F.le(out, 0), 0.0, g), jvp=ELEMENTWISE)  # 0 at 0
 abs     = defop("abs",     np.abs,    x=lambda g, x: g * F.sgn(x), jvp=ELEMENTWISE)   # 0 at 0, as torch
 sign    = defop("sign",    K.sign,    x=lambda g: R.zeros(g), jvp=ELEMENTWISE)        # zero grad, as torch

@@ -29,8 +29,9 @@ __all__ = ["linear", "cross_entropy", "convolution", "convolution_transpose", "c
 def linear_weight_grad(g: Any, input: Any) -> Any:
     """d (x Wᵀ)/dW = gᵀ x summed over x's leading dims: g (*batch, *lead, out), x (*lead, in) -> (*batch, out, in)."""
     batch = R.batch_shape(g, input)
-    rows = F.reshape(input, (-1, np.shape(input)[-1]))
-    return F.matmul(F.transpose(F.reshape(g, batch + (-1, np.shape(g)[-1])), -1, -2), rows)
+    rows = input if np.ndim(input) == 2 else F.reshape(input, (-1, np.shape(input)[-1]))
+    g_rows = g if np.ndim(g) == len(batch) + 2 else F.reshape(g, batch + (-1, np.shape(g)[-1]))
+    return F.matmul(F.transpose(g_rows, -1, -2), rows)  # (matrices, as in nn.Linear, need no reshape)
 
 
 def linear_jvp(input: Any, weight: Any, bias: Any, out: Any, input_t: Any = None, weight_t: Any = None,

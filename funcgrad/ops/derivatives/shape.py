@@ -135,7 +135,7 @@ def _permute(x, dims):
 
 def _transpose(x, dim0, dim1):
     """``x`` with ``dim0`` and ``dim1`` swapped."""
-    return np.swapaxes(x, dim0, dim1)
+    return x.swapaxes(dim0, dim1) if type(x) is np.ndarray else np.swapaxes(x, dim0, dim1)  # (without the wrapper)
 
 
 def _movedim(x, source, destination):
