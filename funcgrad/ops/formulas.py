@@ -196,6 +196,11 @@ def as_index(index: Any) -> tuple[Any, ...]:
     """``index`` as a tuple NumPy understands: Tensors (and lists) inside it become arrays (a Tensor its own
     array, which may be a traced one under ``jit``)."""
     items = index if isinstance(index, tuple) else (index,)
+    for i in items:  # the common case, arrays, slices and ints only: nothing to convert
+        if type(i) is not np.ndarray and type(i) is not slice and type(i) is not int:
+            break
+    else:
+        return items
     return tuple(i if i is None or i is Ellipsis or isinstance(i, slice | int | np.integer | np.ndarray | Structured)
                  else i.data if isinstance(i, Tensor) else np.asarray(i) for i in items)
 

@@ -80,12 +80,27 @@ def sign(x: np.ndarray) -> np.ndarray:
 
 def tanh_backward(grad_output: np.ndarray, output: np.ndarray) -> np.ndarray:
     """tanh's gradient from its output y = tanh(x): g * conj(1 - y^2) (torch's ``tanh_backward``)."""
-    return grad_output * _conj(1 - output * output)
+    square = output * output
+    if _reusable(square, grad_output):
+        np.subtract(1, square, out=square)
+        return np.multiply(grad_output, square, out=square)
+    return grad_output * _conj(1 - square)
 
 
 def sigmoid_backward(grad_output: np.ndarray, output: np.ndarray) -> np.ndarray:
     """sigmoid's gradient from its output y = sigmoid(x): g * conj(y - y^2) (torch's ``sigmoid_backward``)."""
-    return grad_output * _conj(output - output * output)
+    square = output * output
+    if _reusable(square, grad_output):
+        np.subtract(output, square, out=square)
+        return np.multiply(grad_output, square, out=square)
+    return grad_output * _conj(output - square)
+
+
+def _reusable(temporary: Any, grad_output: Any) -> bool:
+    """Whether the rest of a backward kernel can run in ``temporary``, its own fresh real array: the same
+    operations in the same order, two temporaries fewer (an array pass's allocation each)."""
+    return (type(temporary) is type(grad_output) is np.ndarray and temporary.dtype.kind == "f"
+            and temporary.dtype == grad_output.dtype and temporary.shape == grad_output.shape)
 
 
 def _conj(d: Any) -> Any:
