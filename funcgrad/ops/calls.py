@@ -142,11 +142,11 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
     second = positions[1] if pair else 0
     # per saved value: its position (see OpSpec.saved_positions), the inputs whose rules read it, and
     # whether it may be a Tensor (a tensor input's value) whose version a backward must check
-    plan = tuple((p, users, p in positions) for p, users in zip(spec.saved_positions, spec.saved_users))
+    plan = _plan(spec, check_all=False)
     saves_input = one and spec.saved_positions == (first,)  # e.g. sin, log: save x
     saves_output = one and spec.saved_positions == (-1,)   # e.g. exp, tanh: save the result
     # e.g. mul, matmul: x's rule reads y, y's rule reads x
-    crosswise = pair and plan == ((second, (1,), True), (first, (0,), True))
+    crosswise = pair and plan == ((second, 0b01, True), (first, 0b10, True))
     new = object.__new__
     ndarray = np.ndarray
 
@@ -216,7 +216,8 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
                               for_y._version_counter[0] if isinstance(for_y, Tensor) else
                               None if for_y is None or for_y.__class__ is float else _version(for_y))
         else:
-            node._saved, node._versions = _saved(plan, args, edges, result.data, counter)
+            needing = 1 if one else (edge_a is not NO_EDGE) | (edge_b is not NO_EDGE) << 1 if pair else _needing(edges)
+            node._saved, node._versions = _saved(plan, args, needing, result.data, counter)
         return result
 
     return record
@@ -227,23 +228,34 @@ def _edges(inputs: Sequence[Any]) -> tuple[tuple[Any, ...], ...]:
     return tuple([edge_to(a) if isinstance(a, Tensor) and a._requires_grad else NO_EDGE for a in inputs])
 
 
-def _saved(plan: tuple[tuple[int, tuple[int, ...], bool], ...], args: tuple[Any, ...], edges: Any, output: Any,
+def _plan(spec: OpSpec, check_all: bool) -> tuple[tuple[int, int, bool], ...]:
+    """How a node of ``spec`` saves: per saved value, its position (see ``OpSpec.saved_positions``), a bit mask of
+    the inputs whose rules read it (bit i: input i; all bits when any input's rule might), and whether it may be
+    a Tensor whose version a backward must check (every value, with ``check_all``)."""
+    positions = spec.tensor_positions
+    users = spec.saved_users if not spec.sequence else ((),) * len(spec.saved_positions)  # (edges per element)
+    return tuple((p, sum(1 << u for u in used) if used else -1, check_all or p in positions)
+                 for p, used in zip(spec.saved_positions, users))
+
+
+def _needing(edges: tuple[tuple[Any, ...], ...]) -> int:
+    """A bit mask of the inputs that need a gradient (bit i: edge i is not NO_EDGE)."""
+    return sum(1 << i for i, edge in enumerate(edges) if edge[0] is not None)
+
+
+def _saved(plan: tuple[tuple[int, int, bool], ...], args: tuple[Any, ...], needing: int, output: Any,
            counter: Any, seq: int = -1, outputs: tuple[Any, ...] | None = None) -> tuple[tuple[Any, ...], ...]:
-    """What a node saves (by ``plan``: position, users, may-be-a-Tensor) and the versions to check it against.
-    A value only the rules of inputs without a gradient would read is not kept (None). ``seq``: the position of
-    a sequence of tensors (its shape is saved as a tuple of shapes); ``outputs``: the result Tensors of an op
-    with several (saved as a tuple of ``SavedOutput``)."""
+    """What a node saves (by ``plan``, see ``_plan``) and the versions to check it against. A value only the
+    rules of inputs without a gradient would read (none of its users in the ``needing`` mask) is not kept
+    (None). ``seq``: the position of a sequence of tensors (its shape is saved as a tuple of shapes);
+    ``outputs``: the result Tensors of an op with several (saved as a tuple of ``SavedOutput``)."""
     saved: list[Any] = []
     versions: list[Any] = []
     for p, users, tensor in plan:
-        for u in users:
-            if edges[u] is not NO_EDGE:
-                break
-        else:
-            if users:  # only rules of inputs that need no gradient would read it
-                saved.append(None)
-                versions.append(None)
-                continue
+        if not users & needing:  # only rules of inputs that need no gradient would read it
+            saved.append(None)
+            versions.append(None)
+            continue
         if p >= 0:
             value = args[p]
             saved.append(value)
@@ -272,8 +284,7 @@ def _sequence_or_multi_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any]
     node_class = spec.node_class
     positions = spec.tensor_positions
     saved_positions = spec.saved_positions
-    saved_users = spec.saved_users if not spec.sequence else ((),) * len(saved_positions)
-    plan = tuple((p, users, True) for p, users in zip(saved_positions, saved_users))
+    plan = _plan(spec, check_all=True)
     seq = spec.params.index(spec.sequence) if spec.sequence else -1
     multi = spec.multi_output
     several, first = len(positions) > 1, positions[0] if positions else 0  # one tensor input: no list to build
@@ -304,10 +315,11 @@ def _sequence_or_multi_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any]
         if not saved_positions:
             node._saved = node._versions = ()
             return results if multi else result
+        needing = _needing(edges)
         if multi:
-            node._saved, node._versions = _saved(plan, args, edges, None, None, seq, results)
+            node._saved, node._versions = _saved(plan, args, needing, None, None, seq, results)
         else:
-            node._saved, node._versions = _saved(plan, args, edges, result.data, result._version_counter, seq)
+            node._saved, node._versions = _saved(plan, args, needing, result.data, result._version_counter, seq)
         return results if multi else result
 
     return record
