@@ -299,21 +299,22 @@ _VALUE_PLANS: dict[OpSpec, tuple[tuple[int, int], ...]] = {}
 
 
 def _value_plan(spec: OpSpec) -> tuple[tuple[int, int], ...]:
-    """Per saved name of ``spec``: ``(position in the bound arguments or -1 for out, what of it: 0 the value,
-    1 its shape, 2 its elements' shapes)``, so ``_named_value``'s string work is done once per op."""
+    """Per saved name of ``spec``: ``_entry``'s plan, so ``_named_value``'s string work is done once per op."""
     plan = _VALUE_PLANS.get(spec)
     if plan is None:
-        entries = []
-        for name in spec.saved_names:
-            if name == "out":
-                entries.append((-1, 0))
-            elif name in spec.params:
-                entries.append((spec.params.index(name), 0))
-            else:
-                source = name[: -len("_shape")]
-                entries.append((spec.params.index(source), 2 if source == spec.sequence else 1))
-        plan = _VALUE_PLANS[spec] = tuple(entries)
+        plan = _VALUE_PLANS[spec] = tuple(_entry(spec, name) for name in spec.saved_names)
     return plan
+
+
+def _entry(spec: OpSpec, name: str) -> tuple[int, int]:
+    """Where a rule's value ``name`` comes from: ``(position in the bound arguments or -1 for out, what of it:
+    0 the value, 1 its shape, 2 its elements' shapes)``."""
+    if name == "out":
+        return -1, 0
+    if name in spec.params:
+        return spec.params.index(name), 0
+    source = name[: -len("_shape")]
+    return spec.params.index(source), 2 if source == spec.sequence else 1
 
 
 def _planned_value(entry: tuple[int, int], full: Sequence[Any], out: Any) -> Any:
@@ -355,28 +356,56 @@ def _linear_jvp(spec: OpSpec, full: tuple[Any, ...], tangents: list[Any]) -> Any
 
 
 _JVP_PARAMS: dict[int, tuple[list[str], set[str]]] = {}
+_EXPLICIT_PLANS: dict[OpSpec, tuple[tuple[bool, int, int], ...]] = {}
 
 
 def _explicit_jvp(spec: OpSpec, rule: Callable[..., Any], full: tuple[Any, ...], out: Any,
                   tangents: list[Any]) -> Any:
     """Call a stated JVP rule: a tangent parameter declared ``= None`` gets None for an input without
     a tangent (the rule skips that term), any other gets zeros."""
-    params = _JVP_PARAMS.get(id(rule))
-    if params is None:
-        signature = inspect.signature(rule).parameters
-        params = _JVP_PARAMS[id(rule)] = (list(signature),
-                                          {n for n, p in signature.items() if p.default is None})
-    names, optional = params
+    if not spec.sequence:
+        values = []
+        for tangent, a, b in _explicit_plan(spec, rule):
+            if not tangent:
+                values.append(_planned_value((a, b), full, out))
+                continue
+            t = tangents[a]
+            values.append(t if t is not None or b else zeros_like(full[spec.tensor_positions[a]]))
+        return rule(*values)
+    names, optional = _parameters(rule)
     primals = _primals(spec, full)
-    if spec.sequence:
-        by_slot: dict[str, Any] = {spec.sequence: [t if t is not None else zeros_like(p)
-                                                   for t, p in zip(tangents, primals)]}
-    else:
-        by_slot = {s: t if t is not None or s + "_t" in optional else zeros_like(p)
-                   for s, t, p, r in zip(spec.rules, tangents, primals, spec.rules.values()) if r is not NONDIFF}
+    by_slot = {spec.sequence: [t if t is not None else zeros_like(p) for t, p in zip(tangents, primals)]}
     values = [by_slot[name[:-2]] if name.endswith("_t") and name[:-2] in by_slot
               else _named_value(spec, name, full, out) for name in names]
     return rule(*values)
+
+
+def _parameters(rule: Callable[..., Any]) -> tuple[list[str], set[str]]:
+    """A JVP rule's parameter names, and those declared ``= None``."""
+    params = _JVP_PARAMS.get(id(rule))
+    if params is None:
+        signature = inspect.signature(rule).parameters
+        params = _JVP_PARAMS[id(rule)] = (list(signature), {n for n, p in signature.items() if p.default is None})
+    return params
+
+
+def _explicit_plan(spec: OpSpec, rule: Callable[..., Any]) -> tuple[tuple[bool, int, int], ...]:
+    """Per parameter of ``spec``'s JVP rule (an op without a sequence input): ``(True, k, optional)`` for the
+    tangent of its k-th tensor input (``<input>_t``; ``optional``: None rather than zeros when it has none),
+    else ``(False, *_entry)``."""
+    plan = _EXPLICIT_PLANS.get(spec)
+    if plan is None:
+        names, optional = _parameters(rule)
+        slots = list(spec.rules)
+        entries = []
+        for name in names:
+            slot = name[:-2]
+            if name.endswith("_t") and slot in spec.rules and spec.rules[slot] is not NONDIFF:
+                entries.append((True, slots.index(slot), int(name in optional)))
+            else:
+                entries.append((False, *_entry(spec, name)))
+        plan = _EXPLICIT_PLANS[spec] = tuple(entries)
+    return plan
 
 
 def inplace_tangent(target: Tensor, result: Tensor) -> None:
