@@ -2,7 +2,8 @@
 
 Slow mode compares whole Jacobians; fast mode compares ``v^T J u`` for random ``u``, ``v`` and re-runs slow mode to
 explain a failure. Beside the Jacobians: reentrancy, undefined output grads, batched grads and grad dtypes.
-Finite differences live in ``numerical.py`` and report text in ``report.py``; only the public autograd API is used.
+Finite differences live in ``numerical.py``, likely causes in ``causes.py`` and report text in ``report.py``; only
+the public autograd API is used.
 Complex inputs and outputs are checked in real coordinates (real and imaginary parts separately, as PyTorch's): the
 gradient of ``Re <v, out>`` that autograd returns is the row ``(d/dRe, d/dIm)`` of the real Jacobian.
 """
@@ -19,25 +20,16 @@ from funcgrad.autograd import enable_grad
 from funcgrad.autograd import grad as autograd_grad
 from funcgrad.check.analytical import Backward, cotangent, real_size
 from funcgrad.check.arguments import as_tuple, checked_outputs, prepare, tensor_outputs
+from funcgrad.check.causes import KINK_COLUMNS, Suspects
 from funcgrad.check.forward import forward_jacobian
 from funcgrad.check.judge import Problem, judge
-from funcgrad.check.numerical import (
-    Step,
-    auto_step,
-    derivative_jumps,
-    evaluate,
-    jacobian_fd,
-    jvp_fd,
-    real_shape,
-    real_view,
-)
+from funcgrad.check.numerical import Step, jacobian_fd, jvp_fd, real_shape, real_view
 from funcgrad.check.report import GradcheckError, Mismatch, format_mismatch
 from funcgrad.check.verdict import Verdict, combine, failed_check
 from funcgrad.core.tensor import Tensor
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
-_KINK_COLUMNS = 10  # violating input elements probed for a kink
 _BATCH = 3  # grad_outputs in the batched-grad check
 _ONCE = "marked with @once_differentiable"  # autograd's error when a once_differentiable backward is differentiated
 
@@ -68,7 +60,8 @@ class _Run:
                  opts: _Options) -> None:
         self.func, self.inputs, self.indices, self.opts = func, inputs, indices, opts
         self.diff = [inputs[i] for i in indices]
-        self.snapshot = [x.data.copy() for x in self.diff]
+        self.suspects = Suspects(func, inputs, {i: inputs[i].data.copy() for i in indices}, opts.eps, opts.atol,
+                                 opts.nondet_tol, opts.output_label, opts.input_label)
         self.rng = np.random.default_rng(0)  # reproducible directions
         self.backward = Backward(func, inputs, indices, nondet_tol=opts.nondet_tol,
                                  check_grad_dtypes=opts.check_grad_dtypes, fail=self.fail,
@@ -78,54 +71,6 @@ class _Run:
 
     def fail(self, check: str, message: str, j: int | None = None, i: int | None = None) -> GradcheckError:
         return GradcheckError(self.opts.order + check, message, j, i)
-
-    def causes(self, i: int, j: int, numerical: np.ndarray, analytical: np.ndarray, second: np.ndarray,
-               jumps: list[str]) -> list[str]:
-        """Likely causes of a mismatch of output ``j`` w.r.t. input ``i``, most likely first."""
-        causes = list(jumps)
-        outputs = tensor_outputs(self.func, self.inputs)
-        if j < len(outputs) and not outputs[j].requires_grad:
-            causes.append(f"{self.opts.output_label(j)} does not require grad: it was computed outside autograd "
-                          "(a once_differentiable or NumPy backward, no_grad, or mark_non_differentiable)")
-        nz = np.abs(numerical) > 1e-6 * np.abs(numerical).max(initial=0)
-        if nz.any():
-            ratio = analytical[nz] / numerical[nz]
-            if np.ptp(ratio) < 1e-3 * max(1.0, np.abs(ratio).max()) and abs(ratio[0] - 1) > 1e-3:
-                causes.append("wrong sign: analytical = -numerical" if abs(ratio[0] + 1) < 1e-3 else
-                              f"a missing or extra factor: analytical = {ratio[0]:.6g} x numerical")
-        if analytical.shape[0] > 1 and np.abs(analytical).max(initial=0) > 0 and np.allclose(
-                analytical, analytical[:1]) and not np.allclose(numerical, numerical[:1]):
-            causes.append("every row of the analytical Jacobian is the same: the backward ignores grad_output")
-        if not np.allclose(analytical, second, rtol=0, atol=self.opts.nondet_tol):
-            causes.append("the backward is not deterministic: two runs differ by up to "
-                          f"{np.abs(analytical - second).max():.3g}")
-        if any(not np.array_equal(a, b, equal_nan=True) for a, b in zip(evaluate(self.func, self.inputs),
-                                                                        evaluate(self.func, self.inputs))):
-            causes.append("func is not deterministic: two evaluations at the same point differ, so the finite "
-                          "differences are noise")
-        if any(not np.array_equal(x.data, s) for x, s in zip(self.diff, self.snapshot)):
-            causes.append("func modifies its inputs in place (an in-place forward without mark_dirty?), so the "
-                          "finite differences are taken around moving inputs")
-        x = self.inputs[i]
-        if x.dtype not in (np.float64, np.complex128) and self.opts.eps != "auto":
-            causes.append(f"{self.opts.input_label(i)} is {x.dtype}: finite differences lose most of its digits "
-                          "(use float64 inputs or eps='auto')")
-        return causes
-
-    def kink_jumps(self, i: int, j: int, bad_columns: np.ndarray) -> list[str]:
-        """Describe the violating input elements whose finite-difference stencil straddles a kink."""
-        x = self.inputs[i]
-        flat = real_view(x.data)
-        steps = auto_step(flat) if self.opts.eps == "auto" else None
-        found = []
-        for k in bad_columns[:_KINK_COLUMNS]:
-            h = float(steps[k]) if steps is not None else float(self.opts.eps)
-            jump = derivative_jumps(self.func, self.inputs, i, int(k), h)[j]
-            if np.abs(jump).max(initial=0) > self.opts.atol:
-                coords = tuple(int(c) for c in np.unravel_index(k, real_shape(x)))
-                found.append(f"{self.opts.input_label(i)} at {coords} = {flat[k]:.6g} is within "
-                             f"{h:.3g} of a kink: the derivative jumps by {np.abs(jump).max():.3g} there")
-        return found
 
     def slow(self) -> None:
         """Compare every Jacobian block, then check reentrancy."""
@@ -140,11 +85,11 @@ class _Run:
                 if not bad.any():
                     continue
                 columns = np.unique(np.nonzero(bad)[1])
-                jumps = self.kink_jumps(i, j, columns)
+                jumps = self.suspects.kinks(i, j, columns)
                 m = Mismatch(self.opts.output_label(j), self.opts.input_label(i), num, ana, allowed,
                              out_shapes[j], real_shape(self.inputs[i]),
-                             self.causes(i, j, num, ana, second[j][pos], jumps))
-                kink = len(jumps) == min(len(columns), _KINK_COLUMNS)
+                             self.suspects.causes(i, j, num, ana, second[j][pos], jumps))
+                kink = len(jumps) == min(len(columns), KINK_COLUMNS)
                 raise self.fail("kink" if kink else "jacobian", format_mismatch(
                     m, f"{self.opts.order.capitalize()}Input near a kink" if kink
                     else f"{self.opts.order.capitalize()}Jacobian mismatch"), j, i)
