@@ -79,18 +79,23 @@ def _add_bias(out: np.ndarray, bias: Any, nd: int) -> np.ndarray:
 # ----- linear maps ------------------------------------------------------------------------------
 def linear(input: np.ndarray, weight: np.ndarray, bias: Any) -> np.ndarray:
     """input @ weight.T + bias, as torch's linear (addmm for a matrix input): weight (out, in)."""
-    if np.ndim(weight) != 2:
-        raise RuntimeError(f"linear: expected a 2-D weight (out_features, in_features), got {np.ndim(weight)}-D")
-    if np.shape(input)[-1] != np.shape(weight)[1]:
-        rows = math.prod(np.shape(input)[:-1])
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{np.shape(input)[-1]} and "
-                           f"{np.shape(weight)[1]}x{np.shape(weight)[0]})")
-    out = np.matmul(input, np.transpose(weight))
+    w_shape, x_shape = np.shape(weight), np.shape(input)
+    if len(w_shape) != 2:
+        raise RuntimeError(f"linear: expected a 2-D weight (out_features, in_features), got {len(w_shape)}-D")
+    if not x_shape:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are 0D and {len(w_shape)}D")
+    if x_shape[-1] != w_shape[1]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({math.prod(x_shape[:-1])}x{x_shape[-1]} and "
+                           f"{w_shape[1]}x{w_shape[0]})")
+    out = np.matmul(input, weight.T if type(weight) is np.ndarray else np.transpose(weight))
     if bias is None:
         return out
-    if (type(out) is type(bias) is np.ndarray and bias.shape == out.shape[out.ndim - bias.ndim:]
-            and np.result_type(out, bias) == out.dtype):
-        return np.add(out, bias, out=out)  # into the product's own fresh array (addmm), no second temporary
+    if type(out) is type(bias) is np.ndarray and np.result_type(out, bias) == out.dtype:
+        try:  # into the product's own fresh array (addmm), no second temporary
+            return np.add(out, bias, out=out)
+        except ValueError:  # the bias would enlarge the result: torch's error
+            raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast shape "
+                               f"{list(np.broadcast_shapes(out.shape, bias.shape))}") from None
     return out + bias
 
 

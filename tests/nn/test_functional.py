@@ -156,6 +156,16 @@ def test_large_inputs_stay_finite() -> None:
 def test_linear_bilinear_match_torch() -> None:
     compare(F.linear, TF.linear, A(3, 4), A(5, 4), A(5))
     compare(F.bilinear, TF.bilinear, A(3, 2), A(3, 4), A(5, 2, 4), A(5))
+    compare(F.linear, TF.linear, A(2, 3, 4), A(5, 4), A(3, 5))  # a bias of more than one dim
+    compare(F.linear, TF.linear, A(4, 4), A(5, 4), A(1, 5))
+    x = fg.tensor(A(3, 4), requires_grad=True)
+    F.linear(x, fg.tensor(A(5, 4)), fg.tensor(A(5).astype(np.float32))).sum().backward()  # a bias of another dtype
+    for args, message in (((A(3, 4), A(5, 3)), r"mat1 and mat2 shapes cannot be multiplied \(3x4 and 3x5\)"),
+                          ((np.array(1.0), A(5, 4)), "both arguments to linear need to be at least 1D"),
+                          ((A(3, 4), A(4)), "expected a 2-D weight"),
+                          ((A(3, 4), A(5, 4), A(2, 3, 5)), r"output with shape \[3, 5\] doesn't match the broadcast")):
+        with pytest.raises(RuntimeError, match=message):
+            F.linear(*(fg.tensor(a) for a in args))
 
 
 @needs_torch
