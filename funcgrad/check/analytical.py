@@ -125,7 +125,7 @@ class Backward:
             rows = self.batched_rows(outputs, j, seeds)
             checked = {k: self.vjp(outputs, j, seeds[k]) for k in (0, len(seeds) - 1)}
             tol = 1e4 * float(np.finfo(outputs[j].dtype).eps)
-            if rows is None or any(np.any(np.abs(a - block[k]) > tol * np.abs(a).max())
+            if rows is None or any(np.any(np.abs(a - block[k]) > tol * np.abs(a).max(initial=0.0))
                                    for k, row in checked.items() for a, block in zip(row, rows)):
                 each = [checked[k] if k in checked else self.vjp(outputs, j, v) for k, v in enumerate(seeds)]
                 rows = [np.stack([r[p] for r in each]) for p in range(len(self.diff))]

@@ -144,3 +144,10 @@ def test_fast_mode_pass_builds_no_jacobian() -> None:
     _CubeSeenRows.rows = 0
     assert gradcheck(_CubeSeenRows.apply, (x,), three_valued=True).status == "pass"
     assert _CubeSeenRows.rows >= 300
+
+
+@pytest.mark.parametrize("fast_mode", [False, True], ids=["slow", "fast"])
+def test_an_empty_input_beside_a_checked_one(fast_mode: bool) -> None:
+    x, empty = fg.randn(3, seed=1, requires_grad=True), fg.tensor(np.zeros(0), requires_grad=True)
+    verdict = gradcheck(lambda a, e: fg.sin(a) + fg.sum(e), (x, empty), three_valued=True, fast_mode=fast_mode)
+    assert verdict.status == "pass"
