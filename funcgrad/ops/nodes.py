@@ -2,6 +2,7 @@
 runs one backward rule per input that needs a gradient. Rules get the saved values they name."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from funcgrad.core.graph import Node
@@ -22,13 +23,9 @@ def node_class(spec: OpSpec, bound: tuple[Any, ...]) -> type[Node]:
     attrs = {"_name": f"{camel(spec.name)}Backward0", "_rules": bound, "_spec": spec}
     if not spec.sequence and not spec.multi_output and all(callable(rule) for rule, _, _ in bound):
         if len(bound) == 1:  # one input: its rule is called directly
-            base = _UnaryOpNode
-            attrs["_rule"] = staticmethod(bound[0][0])
-            attrs["_read"] = bound[0][2]
+            attrs["apply"] = _unary_apply(bound[0][0], bound[0][2])
         elif len(bound) == 2:  # two inputs: each rule is called only when its input needs a gradient
-            base = _BinaryOpNode
-            attrs["_rule_x"], attrs["_rule_y"] = staticmethod(bound[0][0]), staticmethod(bound[1][0])
-            attrs["_read_x"], attrs["_read_y"] = bound[0][2], bound[1][2]
+            attrs["apply"] = _binary_apply(bound[0][0], bound[0][2], bound[1][0], bound[1][2])
     if not spec.multi_output:
         attrs["__slots__"] = ()  # multi-output nodes keep a __dict__ for their per-call _n_outputs
     return type(f"{camel(spec.name)}Backward0", (base,), attrs)
@@ -68,42 +65,39 @@ class _OpNode(Node):
         return grads
 
 
-class _UnaryOpNode(_OpNode):
-    """A node of a one-input, one-output op (sin, sum, reshape, ...): the hottest ``apply``."""
+Apply = Callable[[Node, list[Any], bool], list[Any]]
 
-    __slots__ = ()
-    _rule: Any
-    _read: tuple[int, ...] = ()  # the saved values the rule reads, by index
 
-    def apply(self, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
-        read = self._read
-        if not read:
-            return [self._rule(grad_outputs[0])]
+def _unary_apply(rule: Callable[..., Any], read: tuple[int, ...]) -> Apply:
+    """``apply`` of a one-input, one-output op (sin, sum, reshape, ...), the hottest code of a backward pass:
+    its rule and what it reads are bound in (no attribute lookups), a lone saved input is checked inline."""
+    if not read:
+        def apply_reading_nothing(self: Node, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
+            return [rule(grad_outputs[0])]
+        return apply_reading_nothing
+
+    def apply(self: Node, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
         saved = self._saved
-        if saved.__class__ is tuple and len(saved) == 1 and not as_tensors:  # one saved input (sin, log...): inline
+        if saved.__class__ is tuple and len(saved) == 1 and not as_tensors:  # one saved input (sin, log...)
             value, = saved
             version, = self._versions
             if version.__class__ is int and value.__class__ is Tensor and value._version_counter[0] == version:
-                return [self._rule(grad_outputs[0], value.data)]
-        return [_call(self._rule, grad_outputs[0], self.unpack_saved(as_tensors), read)]
+                return [rule(grad_outputs[0], value.data)]
+        return [_call(rule, grad_outputs[0], self.unpack_saved(as_tensors), read)]
+    return apply
 
 
-class _BinaryOpNode(_OpNode):
-    """A node of a two-input, one-output op (mul, add, matmul, ...)."""
-
-    __slots__ = ()
-    _rule_x: Any
-    _rule_y: Any
-    _read_x: tuple[int, ...] = ()
-    _read_y: tuple[int, ...] = ()
-
-    def apply(self, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
+def _binary_apply(rule_x: Callable[..., Any], read_x: tuple[int, ...], rule_y: Callable[..., Any],
+                  read_y: tuple[int, ...]) -> Apply:
+    """``apply`` of a two-input, one-output op (mul, add, matmul, ...): a rule runs only for an input that
+    needs a gradient."""
+    def apply(self: Node, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
         values = self.unpack_saved(as_tensors) if self._saved else ()
         g = grad_outputs[0]
         edges = self._edges
-        edge_x, edge_y = edges[0][0], edges[1][0]
-        return [None if edge_x is None else _call(self._rule_x, g, values, self._read_x),
-                None if edge_y is None else _call(self._rule_y, g, values, self._read_y)]
+        return [None if edges[0][0] is None else _call(rule_x, g, values, read_x),
+                None if edges[1][0] is None else _call(rule_y, g, values, read_y)]
+    return apply
 
 
 def _call(rule: Any, g: Any, values: Any, read: tuple[int, ...]) -> Any:
