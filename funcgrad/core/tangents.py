@@ -33,7 +33,7 @@ class DualLevel(dispatch.Layer):
         self.record = record
         self.duals: list[weakref.ref[Tensor]] = []  # tensors given a tangent at this level
         self.quiet = 0  # > 0 while ops compute primal values only (make_dual, unpack_dual, a Function's forward)
-        self.later: tuple[DualLevel, ...] = (self,)  # and_later(), kept by enter/leave
+        self.later: tuple[DualLevel, ...] = ()  # the levels entered after it (kept by enter/leave; no self: no cycle)
 
     def attach(self, tensor: Tensor, tangent: Any) -> None:
         """Give ``tensor`` its tangent at this level."""
@@ -56,7 +56,7 @@ class DualLevel(dispatch.Layer):
 
     def and_later(self) -> tuple[DualLevel, ...]:
         """This level and every level of this thread entered after it: set aside while it computes tangents."""
-        return self.later
+        return (self, *self.later)
 
 
 class _ThreadLevels(threading.local):
@@ -88,7 +88,7 @@ def leave() -> DualLevel:
 
 def _link(active: list[DualLevel]) -> None:
     for level in active:
-        level.later = tuple(active[level.depth:])
+        level.later = tuple(active[level.depth + 1:])
 
 
 def current() -> DualLevel:
