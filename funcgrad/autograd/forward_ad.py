@@ -20,7 +20,7 @@ from funcgrad import ops
 from funcgrad.core import dispatch
 from funcgrad.core.graph import FREED, SavedOutput
 from funcgrad.core.structured import Structured
-from funcgrad.core.tangents import DualLevel, current, levels, primal_only, tangent_of, tangents_of
+from funcgrad.core.tangents import DualLevel, current, enter, leave, levels, primal_only, tangent_of, tangents_of
 from funcgrad.core.tensor import Tensor
 from funcgrad.ops.jvp import ForwardLayer, dense, saved_dual, zeros_like
 
@@ -41,9 +41,8 @@ def enter_dual_level(*, record_tangents: bool = True) -> int:
     ``record_tangents=False`` (a funcgrad extension) computes the tangents without recording them for
     reverse mode even in grad mode: for a caller that never differentiates them in reverse (``hvp``
     without ``create_graph``), it saves the recording."""
-    active = levels()
-    layer = ForwardLayer(len(active), record_tangents)
-    active.append(layer)
+    layer = ForwardLayer(len(levels()), record_tangents)
+    enter(layer)
     dispatch.push(layer, outermost=True)  # sees each op first: its rule then finds out's outer tangents set
     return layer.depth
 
@@ -56,7 +55,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
     if level is not None and level != len(active) - 1:
         raise RuntimeError(f"exit_dual_level(level={level}): the innermost active level is {len(active) - 1}; "
                            "levels end in the reverse order of their start")
-    layer = active.pop()
+    layer = leave()
     dispatch.pop(layer)
     layer.drop()
 

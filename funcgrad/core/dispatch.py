@@ -103,7 +103,9 @@ class _Dispatch:
         layers = self._local.layers  # the one thread-local read of the call
         if not layers:  # layers are installed in another thread only, or suspended
             return plain(*args, **kwargs)
-        proceed: Callable[..., Any] = partial(_call, plain)
+        proceed: Callable[..., Any] | None = _PROCEEDS.get(plain)
+        if proceed is None:  # one per op (its plain function), made once
+            proceed = _PROCEEDS[plain] = partial(_call, plain)
         if len(layers) == 1:
             return layers[0].op(spec, proceed, args, kwargs)
         for layer in reversed(layers):  # chained with partials: no closure refers to itself (no cycle)
@@ -153,6 +155,9 @@ class _Dispatch:
 
 def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return fn(*args, **kwargs)
+
+
+_PROCEEDS: dict[Callable[..., Any], Callable[..., Any]] = {}  # plain op function -> partial(_call, it)
 
 
 DISPATCH = _Dispatch()

@@ -16,8 +16,8 @@ from typing import Any
 from funcgrad.core import dispatch
 from funcgrad.core.tensor import Tensor
 
-__all__ = ["DualLevel", "levels", "current", "tangent_of", "tangents_of", "carry_tangent", "has_tangent",
-           "primal_only"]
+__all__ = ["DualLevel", "levels", "enter", "leave", "current", "tangent_of", "tangents_of", "carry_tangent",
+           "has_tangent", "primal_only"]
 
 
 class DualLevel(dispatch.Layer):
@@ -33,6 +33,7 @@ class DualLevel(dispatch.Layer):
         self.record = record
         self.duals: list[weakref.ref[Tensor]] = []  # tensors given a tangent at this level
         self.quiet = 0  # > 0 while ops compute primal values only (make_dual, unpack_dual, a Function's forward)
+        self.later: tuple[DualLevel, ...] = ()  # the levels entered after it (kept by enter/leave; no self: no cycle)
 
     def attach(self, tensor: Tensor, tangent: Any) -> None:
         """Give ``tensor`` its tangent at this level."""
@@ -55,7 +56,7 @@ class DualLevel(dispatch.Layer):
 
     def and_later(self) -> tuple[DualLevel, ...]:
         """This level and every level of this thread entered after it: set aside while it computes tangents."""
-        return tuple(_LOCAL.levels[self.depth:])
+        return (self, *self.later)
 
 
 class _ThreadLevels(threading.local):
@@ -67,8 +68,27 @@ _LOCAL = _ThreadLevels()
 
 
 def levels() -> list[DualLevel]:
-    """This thread's active levels, innermost (latest) last (each thread has its own, as grad mode)."""
+    """This thread's active levels, innermost (latest) last (each thread has its own, as grad mode; read only:
+    change them with ``enter`` and ``leave``)."""
     return _LOCAL.levels
+
+
+def enter(level: DualLevel) -> None:
+    """Make ``level`` this thread's innermost level."""
+    _LOCAL.levels.append(level)
+    _link(_LOCAL.levels)
+
+
+def leave() -> DualLevel:
+    """Remove this thread's innermost level and return it."""
+    level = _LOCAL.levels.pop()
+    _link(_LOCAL.levels)
+    return level
+
+
+def _link(active: list[DualLevel]) -> None:
+    for level in active:
+        level.later = tuple(active[level.depth + 1:])
 
 
 def current() -> DualLevel:
