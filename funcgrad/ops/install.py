@@ -12,7 +12,7 @@ import numpy as np
 from funcgrad import ops
 from funcgrad.core.engine import register_gradient_space
 from funcgrad.core.tensor import Tensor
-from funcgrad.ops import numpy_protocols
+from funcgrad.ops import kernels, numpy_protocols
 from funcgrad.ops.inplace import inplace
 from funcgrad.ops.registry import COMPOSITES, METHODS
 
@@ -53,6 +53,8 @@ def _sum_to(grad: Any, shape: tuple[int, ...], batch: int) -> Any:
         if extra:
             grad = ops.sum(grad, dim=tuple(range(batch, batch + extra)))
         return ops.sum_to(grad, tuple(grad.shape[:batch]) + tuple(shape))
+    if type(grad) is np.ndarray:  # nothing to record: the kernel itself (an op call costs more than the sum)
+        return kernels.sum_to(grad, shape)
     return ops.sum_to(grad, shape)
 
 
