@@ -411,10 +411,7 @@ def einsum(equation: str, *operands: Any) -> Any:
     return _einsum_op(equation, operands)
 
 
-@tensor_method("__matmul__")
-def _matmul_method(self: Any, other: Any) -> Any:
-    """self @ other."""
-    return matmul(self, other)
+tensor_method("__matmul__")(matmul)  # self @ other: the op itself, no extra frame
 
 
 @tensor_method("__rmatmul__")
