@@ -18,20 +18,27 @@ from funcgrad.core.buffers import owned
 from funcgrad.core.tangents import carry_tangent
 from funcgrad.core.tensor import Tensor
 
-__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks", "NO_EDGE", "edge_to"]
+__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks", "NO_EDGE", "SHAPES", "edge_to"]
 
 _sequence = itertools.count()
 next_sequence_nr = _sequence.__next__
 NO_EDGE: tuple[Any, ...] = (None, 0, None, None)  # the edge of an input that needs no gradient
 
 
+# One tuple per distinct shape, shared by every edge that names it: a graph of many nodes then holds no shape
+# tuple of its own per edge, which the garbage collector would count and visit (one entry per shape seen).
+SHAPES: dict[tuple[int, ...], tuple[int, ...]] = {}
+
+
 def edge_to(tensor: Tensor) -> tuple[Any, ...]:
     """The edge to ``tensor`` (which requires grad): ``(node, input_nr, shape, dtype)``."""
     fn = tensor.grad_fn
     data = tensor.data
+    shape = data.shape
+    shape = SHAPES.setdefault(shape, shape)
     if fn is not None:
-        return (fn, tensor.output_nr, data.shape, data.dtype)
-    return (tensor._accumulator(), 0, data.shape, data.dtype)
+        return (fn, tensor.output_nr, shape, data.dtype)
+    return (tensor._accumulator(), 0, shape, data.dtype)
 next_sink_nr = itertools.count(-1, -1).__next__
 
 FREED_MESSAGE = (

@@ -14,7 +14,7 @@ import numpy as np
 
 from funcgrad.core.dispatch import DISPATCH
 from funcgrad.core.grad_mode import STATE
-from funcgrad.core.graph import NO_EDGE, Node, SavedOutput, edge_to, next_sequence_nr, saved_version
+from funcgrad.core.graph import NO_EDGE, SHAPES, Node, SavedOutput, edge_to, next_sequence_nr, saved_version
 from funcgrad.core.structured import Structured
 from funcgrad.core.tensor import Tensor
 from funcgrad.core.views import CreationMeta, mark_view
@@ -149,6 +149,7 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
     crosswise = pair and plan == ((second, 0b01, True), (first, 0b10, True))
     new = object.__new__
     ndarray = np.ndarray
+    shared = SHAPES.setdefault
 
     def record(args: tuple[Any, ...], out: Any) -> Any:
         kind = out.dtype.kind
@@ -165,8 +166,10 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
             fn = a.grad_fn
             d = a.data
             dtype = d.dtype
-            node._edges = edges = ((fn, a.output_nr, d.shape, dtype) if fn is not None else
-                                   (a._accumulator(), 0, d.shape, dtype),)
+            shape = d.shape
+            shape = shared(shape, shape)
+            node._edges = edges = ((fn, a.output_nr, shape, dtype) if fn is not None else
+                                   (a._accumulator(), 0, shape, dtype),)
             if dtype.kind == "c" and not spec.complex:
                 refuse_complex(spec, args, out)
         elif pair:
@@ -174,15 +177,19 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
             if isinstance(a, Tensor) and a._requires_grad:
                 fn = a.grad_fn
                 d = a.data
-                edge_a = ((fn, a.output_nr, d.shape, d.dtype) if fn is not None else
-                          (a._accumulator(), 0, d.shape, d.dtype))
+                shape = d.shape
+                shape = shared(shape, shape)
+                edge_a = ((fn, a.output_nr, shape, d.dtype) if fn is not None else
+                          (a._accumulator(), 0, shape, d.dtype))
             else:
                 edge_a = NO_EDGE
             if isinstance(b, Tensor) and b._requires_grad:
                 fn = b.grad_fn
                 d = b.data
-                edge_b = ((fn, b.output_nr, d.shape, d.dtype) if fn is not None else
-                          (b._accumulator(), 0, d.shape, d.dtype))
+                shape = d.shape
+                shape = shared(shape, shape)
+                edge_b = ((fn, b.output_nr, shape, d.dtype) if fn is not None else
+                          (b._accumulator(), 0, shape, d.dtype))
             else:
                 edge_b = NO_EDGE
             node._edges = edges = (edge_a, edge_b)
