@@ -24,6 +24,10 @@ if TYPE_CHECKING:
 
 
 
+AT_VERSION_0 = (0,)  # the versions of a node that saved one Tensor at version 0, the common case
+UNCHECKED_PAIR = (None, None)  # ... of one that saved two values without versions (numbers, None)
+
+
 def make_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
     """The op's function; ``checked=False`` gives the variant that skips the dispatch check (for layers)."""
     dispatch = DISPATCH
@@ -208,7 +212,8 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
         result._version_counter = counter = [0]
         if saves_input:
             node._saved = (a,)
-            node._versions = (a._version_counter[0],)
+            version = a._version_counter[0]
+            node._versions = (version,) if version else AT_VERSION_0  # (shared: one object less to collect)
         elif saves_output:
             node._saved = (result.data,)
             node._versions = (counter,)
@@ -218,10 +223,11 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
             for_x = b if edge_a is not NO_EDGE else None
             for_y = a if edge_b is not NO_EDGE else None
             node._saved = (for_x, for_y)
-            node._versions = (for_x._version_counter[0] if isinstance(for_x, Tensor) else
-                              None if for_x is None or for_x.__class__ is float else _version(for_x),
-                              for_y._version_counter[0] if isinstance(for_y, Tensor) else
-                              None if for_y is None or for_y.__class__ is float else _version(for_y))
+            version_x = (for_x._version_counter[0] if isinstance(for_x, Tensor) else
+                         None if for_x is None or for_x.__class__ is float else _version(for_x))
+            version_y = (for_y._version_counter[0] if isinstance(for_y, Tensor) else
+                         None if for_y is None or for_y.__class__ is float else _version(for_y))
+            node._versions = (UNCHECKED_PAIR if version_x is None and version_y is None else (version_x, version_y))
         else:
             needing = 1 if one else (edge_a is not NO_EDGE) | (edge_b is not NO_EDGE) << 1 if pair else _needing(edges)
             node._saved, node._versions = _saved(plan, args, needing, result.data, counter)
