@@ -12,6 +12,7 @@ import pytest
 
 import funcgrad as fg
 from funcgrad import autograd
+from funcgrad.core.graph import SHAPES
 
 
 def leaf(*values: float) -> fg.Tensor:
@@ -279,3 +280,13 @@ def test_higher_derivatives_of_a_float32_leaf_through_float64_ops() -> None:
     np.testing.assert_array_equal(g3.data, [6.0, 6.0])
     (x * np.ones(2)).sum().backward(create_graph=True)
     assert x.grad.dtype == np.float32 and x.grad.tolist() == [1.0, 1.0]
+
+
+def test_the_shared_shapes_stay_bounded_when_every_shape_is_new() -> None:
+    """Edges share one tuple per distinct shape; a program meeting ever new shapes does not grow that set
+    without bound (a backward pass starts it over), and gradients stay right across the clearing."""
+    for n in range(1, 9000):
+        x = fg.tensor(np.ones(n), requires_grad=True)
+        (x * 2.0).sum().backward()
+        assert x.grad is not None and x.grad.data[0] == 2.0
+    assert len(SHAPES) <= 4096 + 2

@@ -16,7 +16,7 @@ import numpy as np
 
 from funcgrad.core.dispatch import DISPATCH
 from funcgrad.core.grad_mode import STATE
-from funcgrad.core.graph import FREED, AccumulateGrad, Node, checked_hook_result, checked_hook_results
+from funcgrad.core.graph import FREED, SHAPES, AccumulateGrad, Node, checked_hook_result, checked_hook_results
 from funcgrad.core.tensor import Tensor
 
 __all__ = ["run_backward", "register_gradient_space"]
@@ -77,6 +77,9 @@ def register_gradient_space(sum_to: Callable[[Any, tuple[int, ...], int], Any],
     _SPACE.cast = cast
 
 
+_SHAPES_KEPT = 4096  # distinct shapes graph.SHAPES holds before a backward pass clears it
+
+
 def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Sequence[Any] | None = None,
                  retain_graph: bool = False, create_graph: bool = False, accumulate: bool = True,
                  batch: int = 0) -> list[Any] | None:
@@ -100,6 +103,8 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
     Returns:
         With ``inputs`` and ``accumulate=False``, one gradient (or None) per input; else None.
     """
+    if len(SHAPES) > _SHAPES_KEPT:  # a program meeting ever new shapes: start the shared set over
+        SHAPES.clear()
     pending = _GradBuffer()
     for root, grad in zip(roots, root_grads):
         node, nr = root._edge()
