@@ -14,7 +14,7 @@ import numpy as np
 
 from funcgrad.core.dispatch import DISPATCH
 from funcgrad.core.grad_mode import STATE
-from funcgrad.core.graph import NO_EDGE, SHAPES, Node, SavedOutput, edge_to, next_sequence_nr, saved_version
+from funcgrad.core.graph import NO_EDGE, Node, SavedOutput, edge_to, next_sequence_nr, saved_version
 from funcgrad.core.structured import Structured
 from funcgrad.core.tensor import Tensor
 from funcgrad.core.views import CreationMeta, mark_view
@@ -135,7 +135,7 @@ def _recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
 def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
     """``_recorder`` of an op with one output and its tensors as separate arguments (nearly every op).
 
-    The hottest code of the library: an op with one or two tensor inputs builds its edges and metadata
+    The hottest code of the library: an op with one or two tensor inputs builds its edges
     without loops or intermediate lists, and the common ways of saving (nothing, the input, the output)
     take no loop either."""
     node_class = spec.node_class
@@ -153,7 +153,6 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
     crosswise = pair and plan == ((second, 0b01, True), (first, 0b10, True))
     new = object.__new__
     ndarray = np.ndarray
-    shared = SHAPES.setdefault
 
     def record(args: tuple[Any, ...], out: Any) -> Any:
         kind = out.dtype.kind
@@ -167,35 +166,13 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
         edges: tuple[tuple[Any, ...], ...]
         if one:
             a = args[first]
-            fn = a.grad_fn
-            d = a.data
-            dtype = d.dtype
-            shape = d.shape
-            shape = shared(shape, shape)
-            node._edges = edges = ((fn, a.output_nr, shape, dtype) if fn is not None else
-                                   (a._accumulator(), 0, shape, dtype),)
-            if dtype.kind == "c" and not spec.complex:
+            node._edges = edges = (edge_to(a),)
+            if edges[0][3].kind == "c" and not spec.complex:
                 refuse_complex(spec, args, out)
         elif pair:
             a, b = args[first], args[second]
-            if isinstance(a, Tensor) and a._requires_grad:
-                fn = a.grad_fn
-                d = a.data
-                shape = d.shape
-                shape = shared(shape, shape)
-                edge_a = ((fn, a.output_nr, shape, d.dtype) if fn is not None else
-                          (a._accumulator(), 0, shape, d.dtype))
-            else:
-                edge_a = NO_EDGE
-            if isinstance(b, Tensor) and b._requires_grad:
-                fn = b.grad_fn
-                d = b.data
-                shape = d.shape
-                shape = shared(shape, shape)
-                edge_b = ((fn, b.output_nr, shape, d.dtype) if fn is not None else
-                          (b._accumulator(), 0, shape, d.dtype))
-            else:
-                edge_b = NO_EDGE
+            edge_a = edge_to(a) if isinstance(a, Tensor) and a._requires_grad else NO_EDGE
+            edge_b = edge_to(b) if isinstance(b, Tensor) and b._requires_grad else NO_EDGE
             node._edges = edges = (edge_a, edge_b)
             if not spec.complex and _has_complex(edges):
                 refuse_complex(spec, args, out)
