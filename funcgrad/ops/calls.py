@@ -179,7 +179,8 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
             edge_a = edge_to(a) if isinstance(a, Tensor) and a._requires_grad else NO_EDGE
             edge_b = edge_to(b) if isinstance(b, Tensor) and b._requires_grad else NO_EDGE
             node._edges = edges = (edge_a, edge_b)
-            if not spec.complex and _has_complex(edges):
+            if not spec.complex and (edge_a[3] is not None and edge_a[3].kind == "c"
+                                     or edge_b[3] is not None and edge_b[3].kind == "c"):  # (_has_complex, inline)
                 refuse_complex(spec, args, out)
         else:
             node._edges = edges = _edges([args[i] for i in positions])
