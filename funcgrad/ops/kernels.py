@@ -108,6 +108,16 @@ def _conj(d: Any) -> Any:
     return np.conj(d) if isinstance(d, complex) or getattr(getattr(d, "dtype", None), "kind", "") == "c" else d
 
 
+def extreme_share(x: Any, out: Any, axes: tuple[int, ...], kept: tuple[int, ...]) -> Any:
+    """How amax/amin share their gradient: 1 / k at the k elements of ``x`` equal to ``out`` (its max or min over
+    ``axes``, shaped ``kept`` with the reduced dims kept), NaN matching NaN, and 0 elsewhere (ties evenly, as torch).
+
+    The max or min of a group holding a NaN is NaN, and of one without none is: so the places that match are
+    those equal to ``out`` or NaN (a NaN never equals anything)."""
+    hit = np.logical_or(np.equal(x, out.reshape(kept)), np.isnan(x))
+    return np.divide(hit, np.add.reduce(hit, axis=axes, keepdims=True), dtype=x.dtype)
+
+
 def rsqrt(x: np.ndarray) -> np.ndarray:
     """1 / sqrt(x)."""
     return 1.0 / np.sqrt(x)
