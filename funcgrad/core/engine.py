@@ -2,8 +2,9 @@
 
 Every edge points from a node to one created before it, so running the nodes that received a
 gradient by decreasing ``sequence_nr`` (a heap; a chain's next node skips it) visits every consumer
-before its producers: no dependency counting and no recursion (graphs of 100k+ nodes are fine). The engine knows no op; it only calls
-``Node.apply``, reduces broadcast gradients to each input's shape, and runs hooks.
+before its producers: no dependency counting and no recursion (graphs of 100k+ nodes are fine).
+The engine knows no op; it only calls ``Node.apply``, reduces broadcast gradients to each input's
+shape, and runs hooks.
 """
 from __future__ import annotations
 
