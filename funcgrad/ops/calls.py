@@ -156,6 +156,10 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
     saves_output = one and spec.saved_positions == (-1,)   # e.g. exp, tanh: save the result
     # e.g. mul, matmul: x's rule reads y, y's rule reads x
     crosswise = pair and plan == ((second, 0b01, True), (first, 0b10, True))
+    # e.g. sum, reshape, expand: only arguments that are no tensors and input shapes, which need no version check
+    saves_shapes = one and bool(plan) and all(p < -1 or p >= 0 and not tensor for p, _, tensor in plan)
+    fetch = tuple(p for p, _, _ in plan)
+    unchecked = (None,) * len(plan)
     new = object.__new__
     ndarray = np.ndarray
 
@@ -202,6 +206,9 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
             node._versions = (counter,)
         elif not plan:
             node._saved = node._versions = ()
+        elif saves_shapes:
+            node._saved = tuple([args[p] if p >= 0 else _shape(args[-p - 2]) for p in fetch])
+            node._versions = unchecked
         elif crosswise:
             for_x = b if edge_a is not NO_EDGE else None
             for_y = a if edge_b is not NO_EDGE else None
