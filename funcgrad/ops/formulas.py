@@ -205,8 +205,11 @@ def as_index(index: Any) -> tuple[Any, ...]:
             break
     else:
         return items
-    return tuple(i if i is None or i is Ellipsis or isinstance(i, slice | int | np.integer | np.ndarray | Structured)
-                 else i.data if isinstance(i, Tensor) else np.asarray(i) for i in items)
+    return tuple([i.data if type(i) is Tensor else i if i is None or i is Ellipsis or isinstance(i, _AS_IS)
+                  else i.data if isinstance(i, Tensor) else np.asarray(i) for i in items])
+
+
+_AS_IS = (slice, int, np.integer, np.ndarray, Structured)  # index items NumPy takes as they are
 
 
 def _is_basic(index: tuple[Any, ...]) -> bool:
