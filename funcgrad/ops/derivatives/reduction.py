@@ -128,14 +128,14 @@ def _norm(x, p=2, dim=None, keepdim=False):
 
 def _softmax(x, dim):
     """exp(x) / sum(exp(x)) along ``dim``, shifted by the max for stability."""
-    axes = _dims(dim, np.ndim(x))
+    axes = _dims(dim, x.ndim if type(x) is np.ndarray else np.ndim(x))
     e = np.exp(x - np.maximum.reduce(x, axis=axes, keepdims=True))  # (amax and sum without their wrappers)
     return e / np.add.reduce(e, axis=axes, keepdims=True)
 
 
 def _log_softmax(x, dim):
     """x - logsumexp(x) along ``dim``, shifted by the max for stability."""
-    axes = _dims(dim, np.ndim(x))
+    axes = _dims(dim, x.ndim if type(x) is np.ndarray else np.ndim(x))
     shifted = x - np.maximum.reduce(x, axis=axes, keepdims=True)  # (amax and sum without their wrappers)
     return shifted - np.log(np.add.reduce(np.exp(shifted), axis=axes, keepdims=True))
 
