@@ -74,19 +74,24 @@ class ForwardLayer(DualLevel):
                 return out
         if not spec.complex:
             refuse_complex(spec, full, out, tangents)
-        token = dispatch.hide(self.and_later())  # the rule's ops: seen by earlier levels only
-        try:
-            if self._on_arrays(plan, full, tangents):
-                tangent = None
-                if plan.elementwise and isinstance(out, Tensor):
-                    tangent = _real_elementwise_jvp(plan, full, out.data, tangents)
-                if tangent is None:
+        if plan.elementwise and self._alone() and self._on_arrays(plan, full, tangents):
+            # the common case, without hiding this level: the rule's arithmetic on arrays dispatches nothing, and
+            # an op it calls on arrays passes through this level untouched (no input carries a tangent)
+            tangent = _real_elementwise_jvp(plan, full, out.data, tangents) if isinstance(out, Tensor) else None
+            if tangent is None:
+                with dispatch.suspended(*self.and_later()):
                     tangent = _jvp(spec, _arrays(spec, full), _data(out),
                                    [None if t is None else t.data for t in tangents])
-            else:
-                tangent = _jvp(spec, full, out, tangents)
-        finally:
-            dispatch.restore(token)
+        else:
+            token = dispatch.hide(self.and_later())  # the rule's ops: seen by earlier levels only
+            try:
+                if not self.depth and not dispatch.DISPATCH.layers and self._on_arrays(plan, full, tangents):
+                    tangent = _jvp(spec, _arrays(spec, full), _data(out),
+                                   [None if t is None else t.data for t in tangents])
+                else:
+                    tangent = _jvp(spec, full, out, tangents)
+            finally:
+                dispatch.restore(token)
         if spec.multi_output:
             for o, t in zip(out, tangent):
                 if t is not None and isinstance(o, Tensor) and o.dtype.kind in "fc":
@@ -98,11 +103,14 @@ class ForwardLayer(DualLevel):
                 _save_with_tangents((out,))
         return out
 
+    def _alone(self) -> bool:
+        """Whether this level is the only layer op calls go through (then it is the outermost level, too)."""
+        layers = dispatch.DISPATCH.layers
+        return len(layers) == 1 and layers[0] is self
+
     def _on_arrays(self, plan: _Plan, full: tuple[Any, ...], tangents: list[Any]) -> bool:
-        """Whether the JVP rule of this call may run on arrays (see the class docstring); called with this
-        level and the later ones suspended, so the layers left must all be earlier levels: none."""
-        if self.depth or dispatch.DISPATCH.layers:
-            return False
+        """Whether the JVP rule of this call may run on arrays (see the class docstring), once the caller knows
+        this level is the outermost and no other layer is installed."""
         if not self.record or not STATE.grad_enabled:
             return True
         for t in tangents:
