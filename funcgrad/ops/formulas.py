@@ -2,6 +2,8 @@
 
 Every helper is written with funcgrad ops (``F.*``) and operators, so it works on arrays (the
 fast backward path) and on Tensors (``create_graph=True``, which records it for higher derivatives).
+The hottest ones call the op's kernel directly for a plain-array gradient, where an op call would only
+add its dispatch (``mT``, ``unreduce``, ``unindex``).
 Gradients ``g`` may carry extra leading batch dimensions; helpers index dims from the end.
 """
 from __future__ import annotations
@@ -14,6 +16,7 @@ import numpy as np
 import funcgrad.ops as F
 from funcgrad.core.structured import Structured
 from funcgrad.core.tensor import Tensor
+from funcgrad.ops import kernels as K
 
 
 def is_complex(value: Any) -> bool:
@@ -146,11 +149,12 @@ def unreduce(g: Any, shape: tuple[int, ...], dim: Any, keepdim: bool) -> Any:
 
     g: (*batch, *reduced_shape) -> (*batch, *shape), each input element getting its output's g.
     """
+    array = type(g) is np.ndarray or isinstance(g, np.generic)  # (reshaped and broadcast without op calls)
     if not keepdim and np.ndim(g):  # (a 0-d g broadcasts as it is)
-        g = F.reshape(g, tuple(g.shape[: len(g.shape) - _reduced_ndim(shape, dim)]) +
-                      kept_shape(shape, dim))
+        kept = tuple(g.shape[: len(g.shape) - _reduced_ndim(shape, dim)]) + kept_shape(shape, dim)
+        g = g.reshape(kept) if array else F.reshape(g, kept)
     batch = tuple(g.shape[: len(g.shape) - len(shape)])
-    return F.broadcast_to(g, batch + tuple(shape))
+    return K.broadcast_view(g, batch + tuple(shape)) if array else F.broadcast_to(g, batch + tuple(shape))
 
 
 def unmean(g: Any, shape: tuple[int, ...], dim: Any, keepdim: bool) -> Any:
@@ -240,6 +244,8 @@ def unindex(g: Any, x_shape: tuple[int, ...], index: Any) -> Any:
     full, ndim = core_index(index, x_shape)
     zeros = np.zeros(tuple(np.shape(g)[: np.ndim(g) - ndim]) + tuple(x_shape), g.dtype)
     repeats = any(isinstance(i, np.ndarray) for i in full)  # only integer arrays can name a place twice
+    if type(g) is np.ndarray:  # an array gradient goes into the fresh zeros in place (no copy, no op call)
+        return K.put(zeros, full, g, repeats)
     return F.index_put(zeros, full, g, accumulate=repeats)
 
 
@@ -296,13 +302,14 @@ def constant(x: Any) -> Any:
 
 
 def mT(X: Any) -> Any:
-    """The transpose of the last two dims (a stack of matrices transposed)."""
-    return F.transpose(X, -2, -1)
+    """The transpose of the last two dims (a stack of matrices transposed): a view, so ``@`` hands BLAS a
+    transposed operand and copies nothing."""
+    return X.swapaxes(-2, -1) if type(X) is np.ndarray else F.transpose(X, -2, -1)  # (an array: no op call)
 
 
 def mH(X: Any) -> Any:
     """The conjugate transpose of the last two dims (the transpose for real X)."""
-    return F.transpose(F.conj(X), -2, -1)
+    return mT(F.conj(X))
 
 
 def as_column(v: Any) -> Any:

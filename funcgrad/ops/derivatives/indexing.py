@@ -81,16 +81,7 @@ def _getitem(x, index):
 
 def _index_put(x, index, values, accumulate=False):
     """A copy of ``x`` with ``x[index] = values`` (``+=`` when ``accumulate``, repeated indices adding up)."""
-    out = copy_to_write(x, values)
-    index = R.as_index(index)
-    try:
-        if accumulate:
-            np.add.at(out, index, values)
-        else:
-            out[index] = values
-    except IndexError as e:  # torch's message for an index out of range (the copy is dropped)
-        raise IndexError(str(e).replace("axis", "dimension")) from None
-    return out
+    return K.put(copy_to_write(x, values), R.as_index(index), values, accumulate)  # (on an error the copy is dropped)
 
 
 def _cat(tensors, dim=0):

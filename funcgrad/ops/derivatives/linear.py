@@ -158,11 +158,6 @@ def _tensordot_dims(x_ndim: int, y_ndim: int, dims: Dims) -> tuple[list[int], li
 
 
 # ----- rules ------------------------------------------------------------------------------------
-def _mT(a: Any) -> Any:
-    """The last two dims swapped: a view, so ``@`` hands BLAS a transposed operand and copies nothing."""
-    return F.transpose(a, -2, -1)
-
-
 def _unsqueeze(a: Any, dim: int) -> Any:
     """``a`` with a unit dim inserted at ``dim`` (-1 or -2, counted in the result): a view."""
     shape = tuple(np.shape(a))
@@ -186,12 +181,12 @@ def _as_matrix_product(g: Any, x_vector: bool, y_vector: bool) -> Any:
 
 def mm_x_grad(g: Any, y: Any) -> Any:
     """d(x @ y)/dx = g @ conj(y)ᵀ for matrices (and stacks of them)."""
-    return F.matmul(g, _mT(F.conj(y)))
+    return F.matmul(g, R.mT(F.conj(y)))
 
 
 def mm_y_grad(g: Any, x: Any) -> Any:
     """d(x @ y)/dy = conj(x)ᵀ @ g for matrices (and stacks of them)."""
-    return F.matmul(_mT(F.conj(x)), g)
+    return F.matmul(R.mT(F.conj(x)), g)
 
 
 def dot_x_grad(g: Any, y: Any) -> Any:
@@ -219,12 +214,12 @@ def matmul_x_grad(g: Any, x_shape: tuple[int, ...], y: Any) -> Any:
     x_vector, y_vector = len(x_shape) == 1, np.ndim(y) == 1
     y = F.conj(y)
     if not (x_vector or y_vector):
-        return F.matmul(g, _mT(y))  # the hot path: one product, no copies
+        return F.matmul(g, R.mT(y))  # the hot path: one product, no copies
     if x_vector and y_vector:
         return (_unsqueeze(g, -1) if np.ndim(g) else g) * y
     if x_vector and np.ndim(y) == 2:
-        return F.matmul(g, _mT(y))  # a row times a matrix: g (*b, n) @ yᵀ, one product for the whole batch
-    gx = F.matmul(_as_matrix_product(g, x_vector, y_vector), _unsqueeze(y, -2) if y_vector else _mT(y))
+        return F.matmul(g, R.mT(y))  # a row times a matrix: g (*b, n) @ yᵀ, one product for the whole batch
+    gx = F.matmul(_as_matrix_product(g, x_vector, y_vector), _unsqueeze(y, -2) if y_vector else R.mT(y))
     return _squeeze(gx, -2) if x_vector else gx  # (*b, m, k), m = 1 dropped for a 1-D x
 
 
@@ -233,12 +228,12 @@ def matmul_y_grad(g: Any, x: Any, y_shape: tuple[int, ...]) -> Any:
     x_vector, y_vector = np.ndim(x) == 1, len(y_shape) == 1
     x = F.conj(x)
     if not (x_vector or y_vector):
-        return F.matmul(_mT(x), g)
+        return F.matmul(R.mT(x), g)
     if x_vector and y_vector:
         return (_unsqueeze(g, -1) if np.ndim(g) else g) * x
     if y_vector and np.ndim(x) == 2:
         return F.matmul(g, x)  # a matrix times a column: (xᵀ g)ᵀ = g (*b, m) @ x, one product for the whole batch
-    gy = F.matmul(_unsqueeze(x, -1) if x_vector else _mT(x), _as_matrix_product(g, x_vector, y_vector))
+    gy = F.matmul(_unsqueeze(x, -1) if x_vector else R.mT(x), _as_matrix_product(g, x_vector, y_vector))
     return _squeeze(gy, -1) if y_vector else gy  # (*b, k, n), n = 1 dropped for a 1-D y
 
 
@@ -325,7 +320,7 @@ def matmul_jvp(x: Any, y: Any, out: Any, x_t: Any = None, y_t: Any = None) -> An
     if np.ndim(x) <= 2 and np.ndim(y) <= 2:
         dy = None
         if y_t is not None:
-            dy = F.matmul(x, y_t) if np.ndim(y) == 2 else F.matmul(y_t, x if np.ndim(x) == 1 else _mT(x))
+            dy = F.matmul(x, y_t) if np.ndim(y) == 2 else F.matmul(y_t, x if np.ndim(x) == 1 else R.mT(x))
         return _plus(None if x_t is None else F.matmul(x_t, y), dy)
     x_shape = (1,) * (np.ndim(x) == 1) + tuple(np.shape(x))
     y_shape = tuple(np.shape(y)) + (1,) * (np.ndim(y) == 1)

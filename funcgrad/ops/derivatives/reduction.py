@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 import funcgrad.ops as F
+from funcgrad.core.tensor import Tensor
 from funcgrad.ops import formulas as R
 from funcgrad.ops import kernels as K
 from funcgrad.ops.registry import allow_complex, composite, defop, nondiff
@@ -23,6 +24,11 @@ _MinResult = namedtuple("min", ["values", "indices"])
 def _dims(dim, ndim):
     """``dim`` as a tuple of non-negative dims (all for None, none for a 0-d input)."""
     return R.normalize_dims(dim, ndim)
+
+
+def _array(value):
+    """A Tensor's array (a constant's: a rule reading it records nothing), anything else as it is."""
+    return value.data if isinstance(value, Tensor) else value
 
 
 def _dims_from_end(dim, ndim):
@@ -158,10 +164,10 @@ def _std_grad(g, x, out, dim, correction, keepdim):
 
 def _spread_to_extremes(g, x, out, dim, keepdim):
     """Gradient of amax/amin: g shared evenly among the elements equal to the result (ties split, as torch); a NaN
-    result shares it among the NaNs (as torch's max(); its amax gives NaN)."""
-    extreme = R.unreduce(out, x.shape, dim, keepdim)
-    hit = F.logical_or(F.eq(x, extreme), F.logical_and(F.isnan(x), F.isnan(extreme)))
-    return R.unreduce(g, x.shape, dim, keepdim) * hit / F.sum(hit, dim, True)
+    result shares it among the NaNs (as torch's max(); its amax gives NaN). The shares are a constant (no graph)."""
+    shape = x.shape
+    share = K.extreme_share(_array(x), _array(out), _dims(dim, len(shape)), R.kept_shape(shape, dim))
+    return R.unreduce(g, shape, dim, keepdim) * share
 
 
 def _logsumexp_grad(g, x, out, dim, keepdim):
