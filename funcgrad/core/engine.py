@@ -1,9 +1,10 @@
 """The backward engine: runs recorded nodes from the roots to the leaves, summing gradients.
 
 Every edge points from a node to one created before it, so running the nodes that received a
-gradient by decreasing ``sequence_nr`` (a heap) visits every consumer before its producers: no
-dependency counting and no recursion (graphs of 100k+ nodes are fine). The engine knows no op; it only calls
-``Node.apply``, reduces broadcast gradients to each input's shape, and runs hooks.
+gradient by decreasing ``sequence_nr`` (a heap; a chain's next node skips it) visits every consumer
+before its producers: no dependency counting and no recursion (graphs of 100k+ nodes are fine).
+The engine knows no op; it only calls ``Node.apply``, reduces broadcast gradients to each input's
+shape, and runs hooks.
 """
 from __future__ import annotations
 
@@ -132,9 +133,13 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
     prev = STATE.grad_enabled
     STATE.grad_enabled = create_graph
     tensors = create_graph or DISPATCH.tensor_gradients  # whether rules see Tensors (else arrays)
+    follow: Node | None = None  # the next node to run, when known without the heap (see below)
     try:
-        while heap:
-            node = heappop(heap)[1]
+        while follow is not None or heap:
+            if follow is not None:
+                node, follow = follow, None
+            else:
+                node = heappop(heap)[1]
             grads = slots.pop(node)  # popped now so its memory goes as soon as it is used
             if owned:
                 pending.forget(node, len(grads))
@@ -161,12 +166,21 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
                 if array.dtype != dtype:
                     g = _SPACE.cast(g, dtype)
                 if nxt not in slots:
-                    heappush(heap, (-nxt.sequence_nr, nxt))
                     if nxt._n_outputs == 1:
                         slots[nxt] = [g]
+                        if follow is None:
+                            follow = nxt
+                        else:
+                            heappush(heap, (-nxt.sequence_nr, nxt))
                         continue
+                    heappush(heap, (-nxt.sequence_nr, nxt))
                 pending.add(nxt, nr, g)
             grads_in = g = None  # hold no gradient here, so AccumulateGrad may take a buffer over
+            # A chain's next node runs at once, without the heap, when it is the latest created of those waiting:
+            # nodes still to receive a gradient were all created before it (they get theirs from waiting nodes).
+            if follow is not None and heap and heap[0][0] < -follow.sequence_nr:
+                heappush(heap, (-follow.sequence_nr, follow))
+                follow = None
     finally:
         STATE.grad_enabled = prev
     if inputs is None:

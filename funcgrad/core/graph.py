@@ -18,11 +18,15 @@ from funcgrad.core.buffers import owned
 from funcgrad.core.tangents import carry_tangent
 from funcgrad.core.tensor import Tensor
 
-__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks", "NO_EDGE", "SHAPES", "edge_to"]
+__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks", "NO_EDGE", "SHAPES", "edge_to",
+           "AT_VERSION_0", "UNCHECKED_PAIR"]
 
 _sequence = itertools.count()
 next_sequence_nr = _sequence.__next__
 NO_EDGE: tuple[Any, ...] = (None, 0, None, None)  # the edge of an input that needs no gradient
+# Shared ``_versions`` of the commonest nodes (one object less per node for the garbage collector):
+AT_VERSION_0 = (0,)  # one Tensor saved at version 0
+UNCHECKED_PAIR = (None, None)  # two values saved that need no check (numbers, None)
 
 
 # One tuple per distinct shape, shared by every edge that names it: a graph of many nodes then holds no shape

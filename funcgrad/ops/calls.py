@@ -14,7 +14,16 @@ import numpy as np
 
 from funcgrad.core.dispatch import DISPATCH
 from funcgrad.core.grad_mode import STATE
-from funcgrad.core.graph import NO_EDGE, Node, SavedOutput, edge_to, next_sequence_nr, saved_version
+from funcgrad.core.graph import (
+    AT_VERSION_0,
+    NO_EDGE,
+    UNCHECKED_PAIR,
+    Node,
+    SavedOutput,
+    edge_to,
+    next_sequence_nr,
+    saved_version,
+)
 from funcgrad.core.structured import Structured
 from funcgrad.core.tensor import Tensor
 from funcgrad.core.views import CreationMeta, mark_view
@@ -22,10 +31,6 @@ from funcgrad.core.views import CreationMeta, mark_view
 if TYPE_CHECKING:
     from funcgrad.ops.registry import OpSpec
 
-
-
-AT_VERSION_0 = (0,)  # the versions of a node that saved one Tensor at version 0, the common case
-UNCHECKED_PAIR = (None, None)  # ... of one that saved two values without versions (numbers, None)
 
 
 def make_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
@@ -174,7 +179,8 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
             edge_a = edge_to(a) if isinstance(a, Tensor) and a._requires_grad else NO_EDGE
             edge_b = edge_to(b) if isinstance(b, Tensor) and b._requires_grad else NO_EDGE
             node._edges = edges = (edge_a, edge_b)
-            if not spec.complex and _has_complex(edges):
+            if not spec.complex and (edge_a[3] is not None and edge_a[3].kind == "c"
+                                     or edge_b[3] is not None and edge_b[3].kind == "c"):  # (_has_complex, inline)
                 refuse_complex(spec, args, out)
         else:
             node._edges = edges = _edges([args[i] for i in positions])

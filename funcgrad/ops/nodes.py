@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from funcgrad.core.graph import Node
+from funcgrad.core.graph import UNCHECKED_PAIR, Node
 from funcgrad.core.tensor import Tensor
 
 if TYPE_CHECKING:
@@ -78,11 +78,11 @@ def _unary_apply(rule: Callable[..., Any], read: tuple[int, ...]) -> Apply:
 
     def apply(self: Node, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
         saved = self._saved
-        if saved.__class__ is tuple and len(saved) == 1 and not as_tensors:  # one saved input (sin, log...)
+        if saved.__class__ is tuple and len(saved) == 1:  # one saved input (sin, log...)
             value, = saved
             version, = self._versions
             if version.__class__ is int and value.__class__ is Tensor and value._version_counter[0] == version:
-                return [rule(grad_outputs[0], value.data)]
+                return [rule(grad_outputs[0], value if as_tensors else value.data)]
         return [_call(rule, grad_outputs[0], self.unpack_saved(as_tensors), read)]
     return apply
 
@@ -90,7 +90,28 @@ def _unary_apply(rule: Callable[..., Any], read: tuple[int, ...]) -> Apply:
 def _binary_apply(rule_x: Callable[..., Any], read_x: tuple[int, ...], rule_y: Callable[..., Any],
                   read_y: tuple[int, ...]) -> Apply:
     """``apply`` of a two-input, one-output op (mul, add, matmul, ...): a rule runs only for an input that
-    needs a gradient."""
+    needs a gradient. The commonest shapes of op get their own function: nothing saved (add, sub), and each
+    rule reading one saved value (mul, matmul), where values that need no check (numbers) are read as saved."""
+    if not read_x and not read_y:
+        def apply_reading_nothing(self: Node, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
+            g = grad_outputs[0]
+            edges = self._edges
+            return [None if edges[0][0] is None else rule_x(g), None if edges[1][0] is None else rule_y(g)]
+        return apply_reading_nothing
+
+    if len(read_x) == 1 and len(read_y) == 1:
+        ix, iy = read_x[0], read_y[0]
+
+        def apply_reading_one_each(self: Node, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
+            values = self._saved
+            if self._versions is not UNCHECKED_PAIR or values.__class__ is not tuple:
+                values = self.unpack_saved(as_tensors)
+            g = grad_outputs[0]
+            edges = self._edges
+            return [None if edges[0][0] is None else rule_x(g, values[ix]),
+                    None if edges[1][0] is None else rule_y(g, values[iy])]
+        return apply_reading_one_each
+
     def apply(self: Node, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
         values = self.unpack_saved(as_tensors) if self._saved else ()
         g = grad_outputs[0]
