@@ -25,7 +25,7 @@ from funcgrad.core.tensor import Tensor
 from funcgrad.ops.jvp import ForwardLayer, dense, saved_dual, zeros_like
 
 __all__ = ["dual_level", "make_dual", "unpack_dual", "UnpackedDualTensor", "enter_dual_level", "exit_dual_level",
-           "primal_only"]
+           "primal_only", "set_tangent", "unpack_tangent"]
 
 
 class UnpackedDualTensor(NamedTuple):
@@ -103,6 +103,25 @@ def make_dual(tensor: Tensor, tangent: Any, *, level: int | None = None) -> Tens
         level: the index of the level to attach it at (default: the innermost).
     """
     layer = _level(level)
+    tangent = _checked_tangent(tensor, tangent)
+    layer.quiet += 1
+    try:
+        dual = ops.alias(tensor)
+    finally:
+        layer.quiet -= 1
+    layer.attach(dual, tangent)
+    return dual
+
+
+def set_tangent(tensor: Tensor, tangent: Any, *, level: int | None = None) -> Tensor:
+    """``make_dual`` without the view: ``tensor`` itself gets the tangent (a funcgrad extension, for a Tensor
+    the caller made and no one else holds, such as the detached inputs of ``functional.hvp``). Returns it."""
+    _level(level).attach(tensor, _checked_tangent(tensor, tangent))
+    return tensor
+
+
+def _checked_tangent(tensor: Tensor, tangent: Any) -> Tensor:
+    """``tangent`` as a Tensor of ``tensor``'s dtype (at least) and shape (or with a leading batch dimension)."""
     if not isinstance(tangent, Tensor):  # a structured batch (the identity of a Jacobian) stays structured
         tangent = Tensor._wrap(tangent) if isinstance(tangent, Structured) else Tensor(np.asarray(tangent))
     if tensor.dtype.kind not in "fc" or tangent.dtype.kind not in "fc":
@@ -115,13 +134,7 @@ def make_dual(tensor: Tensor, tangent: Any, *, level: int | None = None) -> Tens
         raise ValueError(f"Trying to set a forward gradient that has a different size than that of the original "
                          f"Tensor: tangent shape {tangent.shape} vs primal shape {tensor.shape} (a batch of "
                          f"tangents may add one leading dimension)")
-    layer.quiet += 1
-    try:
-        dual = ops.alias(tensor)
-    finally:
-        layer.quiet -= 1
-    layer.attach(dual, tangent)
-    return dual
+    return tangent
 
 
 def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
@@ -130,14 +143,27 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     if not levels():
         return UnpackedDualTensor(tensor, None)
     layer = _level(level)
-    tangent = tangent_of(tensor, layer)
     layer.quiet += 1
     try:
         primal = ops.alias(tensor)
-        tangent = dense(tangent)
     finally:
         layer.quiet -= 1
-    return UnpackedDualTensor(primal, tangent)
+    return UnpackedDualTensor(primal, unpack_tangent(tensor, level=level))
+
+
+def unpack_tangent(tensor: Tensor, *, level: int | None = None) -> Tensor | None:
+    """``unpack_dual(tensor).tangent`` without making the primal view (a funcgrad extension)."""
+    if not levels():
+        return None
+    layer = _level(level)
+    tangent = tangent_of(tensor, layer)
+    if tangent is None or not isinstance(tangent.data, Structured):
+        return tangent
+    layer.quiet += 1
+    try:
+        return dense(tangent)
+    finally:
+        layer.quiet -= 1
 
 
 # ----- custom Functions (funcgrad.autograd.Function) ------------------------------------------------

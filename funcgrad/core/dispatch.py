@@ -52,6 +52,7 @@ class _ThreadLayers(threading.local):
         self.hidden: list[Layer] = []  # suspended layers (a layer suspended twice is here twice)
         self.layers: list[Layer] = []
         self.tensor_gradients = False  # some layer of ``layers`` needs backward rules to run on Tensors
+        self.last_hide: tuple[Any, ...] | None = None  # what the last ``hide`` saw and did (see ``hide``)
 
     def refresh(self) -> None:
         """Recompute ``layers`` and ``tensor_gradients`` after a change of ``installed`` or ``hidden``."""
@@ -176,9 +177,22 @@ def pop(layer: Layer) -> None:
 
 def hide(layers: tuple[Layer, ...]) -> tuple[Any, ...] | None:
     """Skip ``layers`` in this thread until ``restore(token)`` with the token returned (None when none of
-    them was in effect). The fast form of ``suspended``, once per JVP rule: no lock, nothing shared."""
+    them was in effect). The fast form of ``suspended``, once per JVP rule: no lock, nothing shared.
+
+    A forward-mode level hides the same layers from the same state op after op, so the last call's work is
+    kept and reused while this thread's lists are the very same objects (they are replaced on every change,
+    never changed in place, so the same objects mean the same state)."""
     local = _LOCAL
     view = local.layers
+    last = local.last_hide
+    if (last is not None and last[0] is view and last[1] is local.hidden and last[2] is local.installed
+            and last[3] == layers):
+        token = last[4]
+        if token is not None:
+            local.hidden = token[1]
+            local.layers = last[5]
+            local.tensor_gradients = last[6]
+        return token
     kept: list[Layer] = []
     hidden: list[Layer] = []
     tensor_gradients = False
@@ -189,12 +203,15 @@ def hide(layers: tuple[Layer, ...]) -> tuple[Any, ...] | None:
             kept.append(layer)
             tensor_gradients = tensor_gradients or layer.tensor_gradients
     if not hidden:
+        local.last_hide = (view, local.hidden, local.installed, layers, None)
         return None
     old = local.hidden, view, local.tensor_gradients
     local.hidden = old[0] + hidden
     local.layers = kept
     local.tensor_gradients = tensor_gradients
-    return local.installed, local.hidden, hidden, old
+    token = local.installed, local.hidden, hidden, old
+    local.last_hide = (view, old[0], local.installed, layers, token, kept, tensor_gradients)
+    return token
 
 
 def restore(token: tuple[Any, ...] | None) -> None:

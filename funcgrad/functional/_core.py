@@ -40,7 +40,7 @@ def zeros_for(ref: Tensor, batch: Shape = ()) -> Tensor:
 
 def tangent(t: Tensor) -> Tensor | None:
     """The forward-mode tangent ``t`` carries at the active dual level, or None."""
-    return forward_ad.unpack_dual(t).tangent
+    return forward_ad.unpack_tangent(t)
 
 
 def _numels(shapes: Sequence[Shape]) -> list[int]:

@@ -168,8 +168,8 @@ def _forward(func: Callable[..., Any], xs: tuple[Tensor, ...], tangents: Sequenc
     ``structured`` and without ``create_graph``, a batch of tangents is returned as the pass left it (it may
     be structured: ``jacobian_blocks`` makes it dense as it cuts it)."""
     with forward_ad.dual_level(record_tangents=create_graph):
-        is_tuple, outputs = _call(func, tuple(forward_ad.make_dual(x, t) for x, t in zip(xs, tangents)),
-                                  fn_name, strict)
+        is_tuple, outputs = _call(func, tuple(forward_ad.set_tangent(x, t) for x, t in zip(xs, tangents)),
+                                  fn_name, strict)  # xs are the caller's own Tensors (_prepare): no dual views
         if structured and not create_graph:  # the outputs are detached by _finish: their tangent is dropped
             pairs = [forward_ad.UnpackedDualTensor(out, tangent_of(out, current())) for out in outputs]
         else:
@@ -458,7 +458,8 @@ def hvp(func: Callable[..., Any], inputs: Tensors, v: Any = None, create_graph: 
     xs = _prepare(inputs, create_graph)
     vs = _vector(v, xs, "hvp", "input to the user-provided function")
     with forward_ad.dual_level(record_tangents=create_graph):
-        out, grads = _gradient(func, tuple(forward_ad.make_dual(x, t) for x, t in zip(xs, vs)), "hvp", strict,
+        # xs are this call's own Tensors (_prepare): they carry the tangents themselves, no dual views needed
+        out, grads = _gradient(func, tuple(forward_ad.set_tangent(x, t) for x, t in zip(xs, vs)), "hvp", strict,
                                record=create_graph)
-        result = _fill([forward_ad.unpack_dual(g).tangent for g in grads], xs, strict, create_graph, "hessian")
+        result = _fill([tangent(g) for g in grads], xs, strict, create_graph, "hessian")
     return _finish([out], create_graph)[0], _unpack(_finish(result, create_graph), is_inputs_tuple)

@@ -50,51 +50,107 @@ class ForwardLayer(DualLevel):
         out = proceed(args, kwargs)
         if self.quiet:
             return out
-        full = args if not kwargs and len(args) == len(spec.params) else spec.bind(args, kwargs)
-        tangents = _input_tangents(spec, full, self)
-        if tangents is None:
-            return out
+        plan = _PLANS.get(spec) or _plan(spec)
+        full = args if not kwargs and len(args) == plan.n_params else spec.bind(args, kwargs)
+        if plan.sequence is not None:
+            tangents = _input_tangents(spec, full, self)
+            if tangents is None:
+                return out
+        else:  # one lookup per tensor input, inline: this runs for every op of a forward-mode pass
+            tangents = []
+            found = False
+            for p in plan.inputs:
+                t = None
+                if p >= 0:
+                    a = full[p]
+                    if isinstance(a, Tensor):
+                        extra = a._extra
+                        if extra is not None and extra.tangents:
+                            t = extra.tangents.get(self)
+                            if t is not None:
+                                found = True
+                tangents.append(t)
+            if not found:
+                return out
         if not spec.complex:
             refuse_complex(spec, full, out, tangents)
-        token = dispatch.hide(self.and_later())  # the rule's ops: seen by earlier levels only
-        try:
-            if self._on_arrays(spec, full, tangents):
-                tangent = None
-                if spec.jvp is ELEMENTWISE and not spec.sequence and isinstance(out, Tensor):
-                    tangent = _real_elementwise_jvp(spec, full, out.data, tangents)
-                if tangent is None:
+        if plan.elementwise and self._alone() and self._on_arrays(plan, full, tangents):
+            # the common case, without hiding this level: the rule's arithmetic on arrays dispatches nothing, and
+            # an op it calls on arrays passes through this level untouched (no input carries a tangent)
+            tangent = _real_elementwise_jvp(plan, full, out.data, tangents) if isinstance(out, Tensor) else None
+            if tangent is None:
+                with dispatch.suspended(*self.and_later()):
                     tangent = _jvp(spec, _arrays(spec, full), _data(out),
                                    [None if t is None else t.data for t in tangents])
-            else:
-                tangent = _jvp(spec, full, out, tangents)
-        finally:
-            dispatch.restore(token)
+        else:
+            token = dispatch.hide(self.and_later())  # the rule's ops: seen by earlier levels only
+            try:
+                if not self.depth and not dispatch.DISPATCH.layers and self._on_arrays(plan, full, tangents):
+                    tangent = _jvp(spec, _arrays(spec, full), _data(out),
+                                   [None if t is None else t.data for t in tangents])
+                else:
+                    tangent = _jvp(spec, full, out, tangents)
+            finally:
+                dispatch.restore(token)
         if spec.multi_output:
             for o, t in zip(out, tangent):
                 if t is not None and isinstance(o, Tensor) and o.dtype.kind in "fc":
                     self.attach(o, t)
             _save_with_tangents(out)
-        elif isinstance(out, Tensor) and tangent is not None and out.dtype.kind in "fc":
+        elif tangent is not None and isinstance(out, Tensor) and out.data.dtype.kind in "fc":
             self.attach(out, tangent)
-            if out.grad_fn is not None:
+            if plan.saves_output and out.grad_fn is not None:
                 _save_with_tangents((out,))
         return out
 
-    def _on_arrays(self, spec: OpSpec, full: tuple[Any, ...], tangents: list[Any]) -> bool:
-        """Whether the JVP rule of this call may run on arrays (see the class docstring); called with this
-        level and the later ones suspended, so the layers left must all be earlier levels: none."""
-        if self.depth or dispatch.DISPATCH.layers:
-            return False
+    def _alone(self) -> bool:
+        """Whether this level is the only layer op calls go through (then it is the outermost level, too)."""
+        layers = dispatch.DISPATCH.layers
+        return len(layers) == 1 and layers[0] is self
+
+    def _on_arrays(self, plan: _Plan, full: tuple[Any, ...], tangents: list[Any]) -> bool:
+        """Whether the JVP rule of this call may run on arrays (see the class docstring), once the caller knows
+        this level is the outermost and no other layer is installed."""
         if not self.record or not STATE.grad_enabled:
             return True
         for t in tangents:
             if t is not None and t._requires_grad:
                 return False
-        values = full[spec.params.index(spec.sequence)] if spec.sequence else [full[p] for p in spec.tensor_positions]
+        values = full[plan.sequence] if plan.sequence is not None else [full[p] for p in plan.positions]
         for v in values:
             if isinstance(v, Tensor) and v._requires_grad:
                 return False
         return True
+
+
+class _Plan:
+    """What ``ForwardLayer.op`` needs to know of an op, worked out from its ``OpSpec`` once."""
+
+    __slots__ = ("n_params", "sequence", "positions", "inputs", "elementwise", "terms", "saves_output")
+
+    def __init__(self, spec: OpSpec) -> None:
+        self.n_params = len(spec.params)
+        # the position of the sequence input, if any
+        self.sequence = spec.params.index(spec.sequence) if spec.sequence else None
+        self.positions = spec.tensor_positions
+        # per tensor input, its position among the bound arguments, or -1 without a rule (NONDIFF)
+        self.inputs = tuple(p if rule is not NONDIFF else -1 for p, rule in zip(spec.tensor_positions,
+                                                                                 spec.rules.values()))
+        self.elementwise = spec.jvp is ELEMENTWISE and not spec.sequence
+        # ELEMENTWISE: per tensor input, its VJP rule, its position and where each value the rule reads comes
+        # from (``_entry``)
+        plan = _value_plan(spec)
+        self.terms = tuple((vjp, p, tuple(plan[i] for i in idx)) for (vjp, _slot, idx), p
+                           in zip(spec.node_class._rules, spec.tensor_positions))  # type: ignore[attr-defined]
+        self.saves_output = spec.out_index >= 0  # its node saves its output (then with the output's tangents)
+
+
+_PLANS: dict[OpSpec, _Plan] = {}
+
+
+def _plan(spec: OpSpec) -> _Plan:
+    plan = _PLANS[spec] = _Plan(spec)
+    return plan
 
 
 def _data(value: Any) -> Any:
@@ -265,13 +321,13 @@ def _elementwise_jvp(spec: OpSpec, full: tuple[Any, ...], out: Any, tangents: li
     return total
 
 
-def _real_elementwise_jvp(spec: OpSpec, full: tuple[Any, ...], out: np.ndarray, tangents: list[Any]) -> Any:
+def _real_elementwise_jvp(plan: _Plan, full: tuple[Any, ...], out: np.ndarray, tangents: list[Any]) -> Any:
     """``_elementwise_jvp`` on arrays for the common case, in fewer steps: real values, tangents without a batch
     dimension. None for any other case (the caller then takes the general path)."""
     if out.dtype.kind == "c":
         return None
     arrays = list(full)
-    for p in spec.tensor_positions:
+    for p in plan.positions:
         a = arrays[p]
         if isinstance(a, Tensor):
             arrays[p] = a = a.data
@@ -279,16 +335,21 @@ def _real_elementwise_jvp(spec: OpSpec, full: tuple[Any, ...], out: np.ndarray, 
                 return None
         elif is_complex(a):
             return None
-    plan = _value_plan(spec)
     total = None
-    for (vjp, _slot, idx), p, t in zip(spec.node_class._rules, spec.tensor_positions, tangents):  # type: ignore[attr-defined]
+    for (vjp, p, entries), t in zip(plan.terms, tangents):
         if t is None:
             continue
         t = t.data
         a = arrays[p]
         if t.dtype.kind == "c" or t.ndim != (a.ndim if type(a) is np.ndarray else np.ndim(a)):
             return None
-        term = vjp(t, *[_planned_value(plan[i], arrays, out) for i in idx])
+        if not entries:
+            term = vjp(t)
+        elif len(entries) == 1 and entries[0][1] == 0:  # one value (x, y or out): the common case
+            where = entries[0][0]
+            term = vjp(t, out if where < 0 else arrays[where])
+        else:
+            term = vjp(t, *[_planned_value(e, arrays, out) for e in entries])
         total = term if total is None else total + term
     if total.shape != out.shape:
         total = ops.broadcast_to(total, out.shape)
