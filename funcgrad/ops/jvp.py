@@ -427,11 +427,13 @@ def _explicit_jvp(spec: OpSpec, rule: Callable[..., Any], full: tuple[Any, ...],
     if not spec.sequence:
         values = []
         for tangent, a, b in _explicit_plan(spec, rule):
-            if not tangent:
+            if tangent:
+                t = tangents[a]
+                values.append(t if t is not None or b else zeros_like(full[spec.tensor_positions[a]]))
+            elif b == 0:
+                values.append(out if a < 0 else full[a])
+            else:
                 values.append(_planned_value((a, b), full, out))
-                continue
-            t = tangents[a]
-            values.append(t if t is not None or b else zeros_like(full[spec.tensor_positions[a]]))
         return rule(*values)
     names, optional = _parameters(rule)
     primals = _primals(spec, full)
