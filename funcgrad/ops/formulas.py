@@ -150,7 +150,7 @@ def unreduce(g: Any, shape: tuple[int, ...], dim: Any, keepdim: bool) -> Any:
     g: (*batch, *reduced_shape) -> (*batch, *shape), each input element getting its output's g.
     """
     array = type(g) is np.ndarray or isinstance(g, np.generic)  # (reshaped and broadcast without op calls)
-    if not keepdim and np.ndim(g):  # (a 0-d g broadcasts as it is)
+    if not keepdim and g.ndim:  # (a 0-d g broadcasts as it is)
         kept = tuple(g.shape[: len(g.shape) - _reduced_ndim(shape, dim)]) + kept_shape(shape, dim)
         g = g.reshape(kept) if array else F.reshape(g, kept)
     batch = tuple(g.shape[: len(g.shape) - len(shape)])
@@ -205,8 +205,11 @@ def as_index(index: Any) -> tuple[Any, ...]:
             break
     else:
         return items
-    return tuple(i if i is None or i is Ellipsis or isinstance(i, slice | int | np.integer | np.ndarray | Structured)
-                 else i.data if isinstance(i, Tensor) else np.asarray(i) for i in items)
+    return tuple([i.data if type(i) is Tensor else i if i is None or i is Ellipsis or isinstance(i, _AS_IS)
+                  else i.data if isinstance(i, Tensor) else np.asarray(i) for i in items])
+
+
+_AS_IS = (slice, int, np.integer, np.ndarray, Structured)  # index items NumPy takes as they are
 
 
 def _is_basic(index: tuple[Any, ...]) -> bool:
@@ -242,7 +245,7 @@ def unindex(g: Any, x_shape: tuple[int, ...], index: Any) -> Any:
     """Gradient of ``x[index]``: g added into zeros shaped like x at the indexed places (repeated
     indices add up, as torch). g: (*batch, *x[index].shape) -> (*batch, *x_shape)."""
     full, ndim = core_index(index, x_shape)
-    zeros = np.zeros(tuple(np.shape(g)[: np.ndim(g) - ndim]) + tuple(x_shape), g.dtype)
+    zeros = np.zeros(tuple(g.shape[: g.ndim - ndim]) + tuple(x_shape), g.dtype)
     repeats = any(isinstance(i, np.ndarray) for i in full)  # only integer arrays can name a place twice
     if type(g) is np.ndarray:  # an array gradient goes into the fresh zeros in place (no copy, no op call)
         return K.put(zeros, full, g, repeats)

@@ -17,6 +17,8 @@ Dim = int | tuple[int, ...] | None
 
 def sum_to(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """Sum ``x`` down to ``shape`` (the inverse of broadcasting ``shape`` up to ``x.shape``)."""
+    if x.shape[1:] == shape and type(x) is np.ndarray:  # one leading dim to sum, as a bias's gradient: the commonest
+        return np.add.reduce(x, axis=0)
     shape = tuple(shape)
     lead = x.ndim - len(shape)
     inner = tuple(lead + i for i, n in enumerate(shape) if n == 1 and x.shape[lead + i] != 1) if lead >= 0 else ()
@@ -85,6 +87,28 @@ def tanh_backward(grad_output: np.ndarray, output: np.ndarray) -> np.ndarray:
         np.subtract(1, square, out=square)
         return np.multiply(grad_output, square, out=square)
     return grad_output * _conj(1 - square)
+
+
+def log_softmax_backward(g: Any, out: Any, axes: tuple[int, ...]) -> Any:
+    """log_softmax's gradient from its output: g - exp(out) * sum(g) over ``axes`` (torch's
+    ``_log_softmax_backward_data``), in one temporary when g has out's shape (no batch dims)."""
+    total = np.add.reduce(g, axis=axes, keepdims=True)
+    soft = np.exp(out)
+    if not _reusable(soft, g):
+        return g - soft * total
+    soft *= total
+    return np.subtract(g, soft, out=soft)
+
+
+def softmax_backward(g: Any, out: Any, axes: tuple[int, ...]) -> Any:
+    """softmax's gradient from its output: out * (g - sum(g * out) over ``axes``) (torch's
+    ``_softmax_backward_data``), in one temporary when g has out's shape (no batch dims)."""
+    product = g * out
+    total = np.add.reduce(product, axis=axes, keepdims=True)
+    if not _reusable(product, g):
+        return out * (g - total)
+    np.subtract(g, total, out=product)
+    return np.multiply(product, out, out=product)
 
 
 def sigmoid_backward(grad_output: np.ndarray, output: np.ndarray) -> np.ndarray:
@@ -204,7 +228,10 @@ PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge", 
 
 def pick(x: np.ndarray, index: tuple[Any, ...]) -> np.ndarray:
     """``x[index]`` as an array (a view for basic indices), with torch's out-of-range message."""
-    if not any(i is Ellipsis for i in index):
+    for i in index:
+        if i is Ellipsis:
+            break
+    else:
         index = index + (Ellipsis,)  # so x[0, 0] is a 0-d view rather than a scalar copy
     try:
         return x[index]

@@ -211,13 +211,13 @@ def vdot_y_grad(g: Any, x: Any) -> Any:
 
 def matmul_x_grad(g: Any, x_shape: tuple[int, ...], y: Any) -> Any:
     """d(x @ y)/dx = g @ conj(y)ᵀ, a 1-D x promoted to (1, k) and a 1-D y to (k, 1) as matmul does."""
-    x_vector, y_vector = len(x_shape) == 1, np.ndim(y) == 1
+    x_vector, y_vector = len(x_shape) == 1, y.ndim == 1  # (y: an input, an array or a Tensor; .ndim, no np.ndim)
     y = F.conj(y)
     if not (x_vector or y_vector):
         return F.matmul(g, R.mT(y))  # the hot path: one product, no copies
     if x_vector and y_vector:
         return (_unsqueeze(g, -1) if np.ndim(g) else g) * y
-    if x_vector and np.ndim(y) == 2:
+    if x_vector and y.ndim == 2:
         return F.matmul(g, R.mT(y))  # a row times a matrix: g (*b, n) @ yᵀ, one product for the whole batch
     gx = F.matmul(_as_matrix_product(g, x_vector, y_vector), _unsqueeze(y, -2) if y_vector else R.mT(y))
     return _squeeze(gx, -2) if x_vector else gx  # (*b, m, k), m = 1 dropped for a 1-D x
@@ -225,13 +225,13 @@ def matmul_x_grad(g: Any, x_shape: tuple[int, ...], y: Any) -> Any:
 
 def matmul_y_grad(g: Any, x: Any, y_shape: tuple[int, ...]) -> Any:
     """d(x @ y)/dy = conj(x)ᵀ @ g, promoted as in ``matmul_x_grad``."""
-    x_vector, y_vector = np.ndim(x) == 1, len(y_shape) == 1
+    x_vector, y_vector = x.ndim == 1, len(y_shape) == 1
     x = F.conj(x)
     if not (x_vector or y_vector):
         return F.matmul(R.mT(x), g)
     if x_vector and y_vector:
         return (_unsqueeze(g, -1) if np.ndim(g) else g) * x
-    if y_vector and np.ndim(x) == 2:
+    if y_vector and x.ndim == 2:
         return F.matmul(g, x)  # a matrix times a column: (xᵀ g)ᵀ = g (*b, m) @ x, one product for the whole batch
     gy = F.matmul(_unsqueeze(x, -1) if x_vector else R.mT(x), _as_matrix_product(g, x_vector, y_vector))
     return _squeeze(gy, -1) if y_vector else gy  # (*b, k, n), n = 1 dropped for a 1-D y

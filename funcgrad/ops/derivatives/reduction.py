@@ -128,14 +128,14 @@ def _norm(x, p=2, dim=None, keepdim=False):
 
 def _softmax(x, dim):
     """exp(x) / sum(exp(x)) along ``dim``, shifted by the max for stability."""
-    axes = _dims(dim, np.ndim(x))
+    axes = _dims(dim, x.ndim if type(x) is np.ndarray else np.ndim(x))
     e = np.exp(x - np.maximum.reduce(x, axis=axes, keepdims=True))  # (amax and sum without their wrappers)
     return e / np.add.reduce(e, axis=axes, keepdims=True)
 
 
 def _log_softmax(x, dim):
     """x - logsumexp(x) along ``dim``, shifted by the max for stability."""
-    axes = _dims(dim, np.ndim(x))
+    axes = _dims(dim, x.ndim if type(x) is np.ndarray else np.ndim(x))
     shifted = x - np.maximum.reduce(x, axis=axes, keepdims=True)  # (amax and sum without their wrappers)
     return shifted - np.log(np.add.reduce(np.exp(shifted), axis=axes, keepdims=True))
 
@@ -168,6 +168,20 @@ def _spread_to_extremes(g, x, out, dim, keepdim):
     shape = x.shape
     share = K.extreme_share(_array(x), _array(out), _dims(dim, len(shape)), R.kept_shape(shape, dim))
     return R.unreduce(g, shape, dim, keepdim) * share
+
+
+def _softmax_grad(g, out, axes):
+    """d softmax: out * (g - sum(g * out)) over ``axes`` (from the end); for arrays, the kernel (no op calls)."""
+    if type(g) is np.ndarray and type(out) is np.ndarray:
+        return K.softmax_backward(g, out, axes)
+    return out * (g - F.sum(g * out, axes, True))
+
+
+def _log_softmax_grad(g, out, axes):
+    """d log_softmax: g - exp(out) sum(g) over ``axes`` (from the end); for arrays, the kernel (no op calls)."""
+    if type(g) is np.ndarray and type(out) is np.ndarray:
+        return K.log_softmax_backward(g, out, axes)
+    return g - F.exp(out) * F.sum(g, axes, True)
 
 
 def _logsumexp_grad(g, x, out, dim, keepdim):
@@ -318,10 +332,10 @@ cumsum      = defop("cumsum",      _cumsum,
 cumprod     = defop("cumprod",     _cumprod,     x=_cumprod_grad, jvp=_cumprod_jvp)
 norm        = defop("norm",        _norm,        x=_norm_grad, jvp=_norm_jvp)  # 0 where the norm is 0, as torch
 softmax     = defop("softmax",     _softmax,
-                    x=lambda g, out, dim: out * (g - F.sum(g * out, _dims_from_end(dim, out.ndim), True)),
+                    x=lambda g, out, dim: _softmax_grad(g, out, _dims_from_end(dim, out.ndim)),
                     jvp=lambda x_t, out, dim: out * (x_t - F.sum(x_t * out, _dims_from_end(dim, out.ndim), True)))
 log_softmax = defop("log_softmax", _log_softmax,
-                    x=lambda g, out, dim: g - F.exp(out) * F.sum(g, _dims_from_end(dim, out.ndim), True),
+                    x=lambda g, out, dim: _log_softmax_grad(g, out, _dims_from_end(dim, out.ndim)),
                     jvp=lambda x_t, out, dim: x_t - F.sum(F.exp(out) * x_t, _dims_from_end(dim, out.ndim), True))
 
 
