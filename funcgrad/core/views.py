@@ -79,9 +79,13 @@ def mark_view(out: Any, source: Any, step: ViewFn, creation: CreationMeta | None
     extra.creation = creation
     out._version_counter = source._version_counter
     base_extra = base._get_extra()
-    if base_extra.views is None:
-        base_extra.views = []
-    base_extra.views.append(weakref.ref(out))
+    views = base_extra.views
+    if views is None:
+        base_extra.views = [weakref.ref(out)]
+        return
+    views.append(weakref.ref(out))
+    if len(views) >= 16 and not len(views) & (len(views) - 1):  # at each power of two, the views no longer alive
+        base_extra.views = [ref for ref in views if ref() is not None]  # go: a long-lived base keeps a bounded list
 
 
 def refresh_views(base: Any, skip: Any = None) -> None:
