@@ -81,11 +81,10 @@ def mark_view(out: Any, source: Any, step: ViewFn, creation: CreationMeta | None
     base_extra = base._get_extra()
     views = base_extra.views
     if views is None:
-        base_extra.views = [weakref.ref(out)]
-        return
+        views = base_extra.views = []
+    elif len(views) >= 16 and not len(views) & (len(views) - 1):  # at 16, 32, 64...: let go of dead views
+        views[:] = [ref for ref in views if ref() is not None]  # (a parameter viewed once per step: no growth)
     views.append(weakref.ref(out))
-    if len(views) >= 16 and not len(views) & (len(views) - 1):  # at each power of two, the views no longer alive
-        base_extra.views = [ref for ref in views if ref() is not None]  # go: a long-lived base keeps a bounded list
 
 
 def refresh_views(base: Any, skip: Any = None) -> None:
