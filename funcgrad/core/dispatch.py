@@ -119,10 +119,12 @@ class _Dispatch:
             layer.inplace(tensor, op)
 
     def run_node(self, node: Any, grads: list[Any], as_tensors: bool) -> Any:
-        """Run ``node.apply`` through this thread's layers."""
+        """Run ``node.apply`` through this thread's layers (those that override ``Layer.node``: the others would
+        only pass it on)."""
         proceed: Callable[..., Any] = node.apply
         for layer in reversed(self._local.layers):
-            proceed = partial(layer.node, node, proceed)
+            if type(layer).node is not _PASS_NODE:
+                proceed = partial(layer.node, node, proceed)
         return proceed(grads, as_tensors)
 
     def _install(self, layer: Layer, index: int | None) -> None:
@@ -159,6 +161,7 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any])
 
 
 _PROCEEDS: dict[Callable[..., Any], Callable[..., Any]] = {}  # plain op function -> partial(_call, it)
+_PASS_NODE = Layer.node  # a layer whose ``node`` is this one does not observe node runs
 
 
 DISPATCH = _Dispatch()

@@ -173,6 +173,8 @@ class BatchedDiagonal(Structured):
 
     def _diagonal_index(self) -> tuple[np.ndarray, ...]:
         n = np.arange(self.d.size)
+        if self.d.ndim == 1:
+            return n, n
         return (n, *np.unravel_index(n, self.d.shape)) if self.d.ndim else (n,)
 
     def astype(self, dtype: Any, copy: bool = True) -> BatchedDiagonal:
@@ -384,6 +386,8 @@ def _matmul(a: Any, b: Any) -> Any:
         # (rows ⊙ base ⊙ cols) @ M = rows ⊙ (base @ (cols ⊙ M)): the factors go to the smaller operand
         scaled_m = b if np.isscalar(a.cols) and a.cols == 1 else np.reshape(a.cols, (-1, 1)) * b
         out = a.base @ scaled_m
-        rows = a.rows[:, None]
-        return np.multiply(out, rows, out=out) if out.dtype == np.result_type(out, rows) else out * rows
+        if not (a.rows == 1).all():  # (ones, for a pass seeded with the identity: nothing to scale)
+            rows = a.rows[:, None]
+            out = np.multiply(out, rows, out=out) if out.dtype == np.result_type(out, rows) else out * rows
+        return out
     return NotImplemented

@@ -121,8 +121,17 @@ def has_tangent(*values: Any) -> bool:
 def carry_tangent(source: Tensor, target: Tensor) -> None:
     """Give ``target`` ``source``'s tangents, at their levels (a copy an in-place op computes from, or a saved
     output a backward unpacks)."""
-    for level, tangent in list(tangents_of(source).items()):
-        level.attach(target, tangent)
+    carried = tangents_of(source)
+    if not carried or target is source:
+        return
+    extra = target._extra or target._get_extra()
+    if extra.tangents is None:
+        extra.tangents = dict(carried)
+    else:
+        extra.tangents.update(carried)
+    held = weakref.ref(target)  # one weak reference for every level it now has a tangent at
+    for level in carried:
+        level.duals.append(held)
 
 
 class primal_only:

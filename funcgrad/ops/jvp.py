@@ -322,8 +322,9 @@ def _elementwise_jvp(spec: OpSpec, full: tuple[Any, ...], out: Any, tangents: li
 
 
 def _real_elementwise_jvp(plan: _Plan, full: tuple[Any, ...], out: np.ndarray, tangents: list[Any]) -> Any:
-    """``_elementwise_jvp`` on arrays for the common case, in fewer steps: real values, tangents without a batch
-    dimension. None for any other case (the caller then takes the general path)."""
+    """``_elementwise_jvp`` on arrays for the common case, in fewer steps: real values, and tangents whose dims
+    line up with the output's from the end (no batch, or a batch of tangents of an input with the output's
+    number of dims). None for any other case (the caller then takes the general path)."""
     if out.dtype.kind == "c":
         return None
     arrays = list(full)
@@ -335,14 +336,15 @@ def _real_elementwise_jvp(plan: _Plan, full: tuple[Any, ...], out: np.ndarray, t
                 return None
         elif is_complex(a):
             return None
+    ndim = out.ndim
     total = None
     for (vjp, p, entries), t in zip(plan.terms, tangents):
         if t is None:
             continue
         t = t.data
         a = arrays[p]
-        if t.dtype.kind == "c" or t.ndim != (a.ndim if type(a) is np.ndarray else np.ndim(a)):
-            return None
+        if t.dtype.kind == "c" or (t.ndim != (a.ndim if type(a) is np.ndarray else np.ndim(a)) and t.ndim <= ndim):
+            return None  # complex, or a batch of tangents of a broadcast input: its dims need aligning
         if not entries:
             term = vjp(t)
         elif len(entries) == 1 and entries[0][1] == 0:  # one value (x, y or out): the common case
@@ -351,8 +353,9 @@ def _real_elementwise_jvp(plan: _Plan, full: tuple[Any, ...], out: np.ndarray, t
         else:
             term = vjp(t, *[_planned_value(e, arrays, out) for e in entries])
         total = term if total is None else total + term
-    if total.shape != out.shape:
-        total = ops.broadcast_to(total, out.shape)
+    shape = total.shape
+    if shape != out.shape and shape[len(shape) - ndim:] != out.shape:
+        total = ops.broadcast_to(total, shape[: len(shape) - ndim] + out.shape)
     return total
 
 
@@ -427,11 +430,13 @@ def _explicit_jvp(spec: OpSpec, rule: Callable[..., Any], full: tuple[Any, ...],
     if not spec.sequence:
         values = []
         for tangent, a, b in _explicit_plan(spec, rule):
-            if not tangent:
+            if tangent:
+                t = tangents[a]
+                values.append(t if t is not None or b else zeros_like(full[spec.tensor_positions[a]]))
+            elif b == 0:
+                values.append(out if a < 0 else full[a])
+            else:
                 values.append(_planned_value((a, b), full, out))
-                continue
-            t = tangents[a]
-            values.append(t if t is not None or b else zeros_like(full[spec.tensor_positions[a]]))
         return rule(*values)
     names, optional = _parameters(rule)
     primals = _primals(spec, full)
