@@ -64,6 +64,20 @@ def test_other_views_see_the_new_history() -> None:
     np.testing.assert_allclose(a.grad.data, [2.0, 2.0, 2.0, 2.0])
 
 
+def test_a_base_viewed_many_times_keeps_only_its_live_views() -> None:
+    """A parameter viewed once per step (``W.T``) must not collect a reference per view ever made; the views
+    still alive keep getting the base's new history."""
+    a = leaf(1.0, 2.0, 3.0, 4.0)
+    x = a * 1
+    kept = [fg.reshape(x, (2, 2)) for _ in range(5)]
+    for _ in range(1000):
+        fg.reshape(x, (4, 1)).sum()
+    assert len(x._extra.views) < 64
+    x.mul_(3.0)  # every kept view now sees the change
+    sum(v.sum() for v in kept).backward()
+    np.testing.assert_allclose(a.grad.data, [15.0, 15.0, 15.0, 15.0])
+
+
 def test_inplace_on_view_of_leaf_requiring_grad_raises() -> None:
     a = leaf(1.0, 2.0)
     with pytest.raises(RuntimeError, match="view of a leaf Variable"):

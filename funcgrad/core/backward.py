@@ -47,14 +47,16 @@ def _seed_gradients(outputs: tuple[Tensor, ...], grad_outputs: Any, create_graph
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn; "
                                "the output was computed without any input that requires grad, or under no_grad()")
         if g is None:
-            if out.data.size != 1:
+            data = out.data
+            if data.size != 1:
                 raise RuntimeError(f"grad can be implicitly created only for scalar outputs, but output {i} "
                                    f"has shape {out.shape}; pass the gradient (e.g. ones_like(output)) "
                                    "explicitly")
-            if out.dtype.kind == "c":
+            if data.dtype.kind == "c":
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
                                    f"{out.dtype}; take .real, .abs() or pass the gradient explicitly")
-            g = np.ones(out.shape, out.dtype)
+            g = np.empty(data.shape, data.dtype)  # ones (np.ones is a Python function around these two)
+            g.fill(1)
         else:
             g = g.data if isinstance(g, Tensor) and not tensors else g
             if not isinstance(g, Tensor | Structured):

@@ -79,9 +79,12 @@ def mark_view(out: Any, source: Any, step: ViewFn, creation: CreationMeta | None
     extra.creation = creation
     out._version_counter = source._version_counter
     base_extra = base._get_extra()
-    if base_extra.views is None:
-        base_extra.views = []
-    base_extra.views.append(weakref.ref(out))
+    views = base_extra.views
+    if views is None:
+        views = base_extra.views = []
+    elif len(views) >= 16 and not len(views) & (len(views) - 1):  # at 16, 32, 64...: let go of dead views
+        views[:] = [ref for ref in views if ref() is not None]  # (a parameter viewed once per step: no growth)
+    views.append(weakref.ref(out))
 
 
 def refresh_views(base: Any, skip: Any = None) -> None:

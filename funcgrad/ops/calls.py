@@ -48,37 +48,9 @@ def make_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
 
     # unary and binary ops on (x[, y]) are the hottest path: plain parameters, no packing
     if spec.params == ("x",):
-        def unary(x: Any) -> Any:
-            if checked and dispatch.active:
-                return dispatch.call_op(spec, spec.plain, (x,), {})
-            if not isinstance(x, Tensor):
-                return kernel(x)
-            out = kernel(x.data)
-            if x._requires_grad and differentiable and STATE.grad_enabled:
-                return record((x,), out)
-            return wrap(out)
-        return unary
-
+        return _unary_op(spec, checked, record)
     if spec.params == ("x", "y"):
-        def binary(x: Any, y: Any) -> Any:
-            if checked and dispatch.active:
-                return dispatch.call_op(spec, spec.plain, (x, y), {})
-            if isinstance(x, Tensor):
-                if isinstance(y, Tensor):
-                    out = kernel(x.data, y.data)
-                    requires_grad = x._requires_grad or y._requires_grad
-                else:
-                    out = kernel(x.data, y)
-                    requires_grad = x._requires_grad
-            elif isinstance(y, Tensor):
-                out = kernel(x, y.data)
-                requires_grad = y._requires_grad
-            else:
-                return kernel(x, y)
-            if requires_grad and differentiable and STATE.grad_enabled:
-                return record((x, y), out)
-            return wrap(out)
-        return binary
+        return _binary_op(spec, checked, record)
 
     def op(*args: Any, **kwargs: Any) -> Any:
         if checked and dispatch.active:
@@ -102,6 +74,119 @@ def make_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
         return tuple([wrap(o) for o in out]) if multi_output else wrap(out)
 
     return op
+
+
+def _unary_op(spec: OpSpec, checked: bool, record: Callable[[tuple[Any, ...], Any], Any]) -> Callable[[Any], Any]:
+    """The function of an op on ``(x)``. Its common recording (real floats in and out; the rule reading the
+    input, the output or nothing) is done in place: no recorder call, no argument tuple. Anything else goes
+    to ``record``."""
+    dispatch = DISPATCH
+    kernel = spec.kernel
+    wrap = Tensor._wrap
+    differentiable = spec.differentiable
+    node_class = spec.node_class
+    saves_input = spec.saved_positions == (0,)  # e.g. sin, log
+    saves_output = spec.saved_positions == (-1,)  # e.g. exp, tanh
+    inline = saves_input or saves_output or not spec.saved_positions
+    new = object.__new__
+    ndarray = np.ndarray
+
+    def unary(x: Any) -> Any:
+        if checked and dispatch.active:
+            return dispatch.call_op(spec, spec.plain, (x,), {})
+        if not isinstance(x, Tensor):
+            return kernel(x)
+        data = x.data
+        out = kernel(data)
+        if not (x._requires_grad and differentiable and STATE.grad_enabled):
+            return wrap(out)
+        if not inline or type(out) is not ndarray or out.dtype.kind != "f" or data.dtype.kind != "f":
+            return record((x,), out)
+        node = new(node_class)
+        node.sequence_nr = next_sequence_nr()
+        node._hooks = None
+        node._edges = (edge_to(x),)
+        result = new(Tensor)
+        result.data = out
+        result._requires_grad = True
+        result._grad = result._extra = None
+        result.grad_fn = node
+        result.output_nr = 0
+        result._version_counter = counter = [0]
+        if saves_input:
+            node._saved = (x,)
+            version = x._version_counter[0]
+            node._versions = (version,) if version else AT_VERSION_0  # (shared: one object less to collect)
+        elif saves_output:
+            node._saved = (out,)
+            node._versions = (counter,)
+        else:
+            node._saved = node._versions = ()
+        return result
+
+    return unary
+
+
+def _binary_op(spec: OpSpec, checked: bool, record: Callable[[tuple[Any, ...], Any], Any]) -> Callable[[Any, Any], Any]:
+    """The function of an op on ``(x, y)``, either of which may be a Tensor. Its common recording (a real float
+    result; rules reading nothing, as add's, or each the other input, as mul's) is done in place. Anything else
+    goes to ``record``."""
+    dispatch = DISPATCH
+    kernel = spec.kernel
+    wrap = Tensor._wrap
+    differentiable = spec.differentiable
+    node_class = spec.node_class
+    real_only = not spec.complex
+    plan = _plan(spec, check_all=False)
+    crosswise = plan == ((1, 0b01, True), (0, 0b10, True))  # x's rule reads y, y's rule reads x
+    inline = crosswise or not plan
+    new = object.__new__
+    ndarray = np.ndarray
+    from_node = Tensor._from_node
+
+    def binary(x: Any, y: Any) -> Any:
+        if checked and dispatch.active:
+            return dispatch.call_op(spec, spec.plain, (x, y), {})
+        if isinstance(x, Tensor):
+            if isinstance(y, Tensor):
+                out = kernel(x.data, y.data)
+                requires_grad = x._requires_grad or y._requires_grad
+            else:
+                out = kernel(x.data, y)
+                requires_grad = x._requires_grad
+        elif isinstance(y, Tensor):
+            out = kernel(x, y.data)
+            requires_grad = y._requires_grad
+        else:
+            return kernel(x, y)
+        if not (requires_grad and differentiable and STATE.grad_enabled):
+            return wrap(out)
+        if not inline or type(out) is not ndarray or out.dtype.kind != "f":
+            return record((x, y), out)
+        node = new(node_class)
+        node.sequence_nr = next_sequence_nr()
+        node._hooks = None
+        edge_x = edge_to(x) if isinstance(x, Tensor) and x._requires_grad else NO_EDGE
+        edge_y = edge_to(y) if isinstance(y, Tensor) and y._requires_grad else NO_EDGE
+        node._edges = (edge_x, edge_y)
+        if real_only and (edge_x[3] is not None and edge_x[3].kind == "c"
+                          or edge_y[3] is not None and edge_y[3].kind == "c"):
+            refuse_complex(spec, (x, y), out)
+        result = from_node(out, node, 0, [0])
+        if crosswise:
+            for_x = y if edge_x is not NO_EDGE else None
+            for_y = x if edge_y is not NO_EDGE else None
+            node._saved = (for_x, for_y)
+            version_x = (for_x._version_counter[0] if isinstance(for_x, Tensor) else
+                         None if for_x is None or for_x.__class__ is float else _version(for_x))
+            version_y = (for_y._version_counter[0] if isinstance(for_y, Tensor) else
+                         None if for_y is None or for_y.__class__ is float else _version(for_y))
+            node._versions = UNCHECKED_PAIR if version_x is None and version_y is None else (version_x, version_y)
+        else:
+            node._saved = node._versions = ()
+        return result
+
+    return binary
 
 
 def make_sequence_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
@@ -138,11 +223,10 @@ def _recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
 
 
 def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
-    """``_recorder`` of an op with one output and its tensors as separate arguments (nearly every op).
-
-    The hottest code of the library: an op with one or two tensor inputs builds its edges
-    without loops or intermediate lists, and the common ways of saving (nothing, the input, the output)
-    take no loop either."""
+    """``_recorder`` of an op with one output and its tensors as separate arguments (nearly every op; ops on
+    ``(x)`` and ``(x, y)`` record their common cases themselves, see ``_unary_op``). An op with one or two
+    tensor inputs builds its edges without loops or lists, and saving nothing, or only arguments that are no
+    tensors and input shapes (sum, reshape, expand...), takes no loop either."""
     node_class = spec.node_class
     positions = spec.tensor_positions
     one = len(positions) == 1
@@ -152,12 +236,10 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
     # per saved value: its position (see OpSpec.saved_positions), the inputs whose rules read it, and
     # whether it may be a Tensor (a tensor input's value) whose version a backward must check
     plan = _plan(spec, check_all=False)
-    saves_input = one and spec.saved_positions == (first,)  # e.g. sin, log: save x
-    saves_output = one and spec.saved_positions == (-1,)   # e.g. exp, tanh: save the result
-    # e.g. mul, matmul: x's rule reads y, y's rule reads x
-    crosswise = pair and plan == ((second, 0b01, True), (first, 0b10, True))
+    saves_shapes = one and bool(plan) and all(p < -1 or p >= 0 and not tensor for p, _, tensor in plan)
+    fetch = tuple(p for p, _, _ in plan)
+    unchecked = (None,) * len(plan)  # (shared by every node of the op)
     new = object.__new__
-    ndarray = np.ndarray
 
     def record(args: tuple[Any, ...], out: Any) -> Any:
         kind = out.dtype.kind
@@ -170,50 +252,28 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
         node._hooks = None
         edges: tuple[tuple[Any, ...], ...]
         if one:
-            a = args[first]
-            node._edges = edges = (edge_to(a),)
-            if edges[0][3].kind == "c" and not spec.complex:
-                refuse_complex(spec, args, out)
+            node._edges = edges = (edge_to(args[first]),)
+            needing = 1
         elif pair:
             a, b = args[first], args[second]
-            edge_a = edge_to(a) if isinstance(a, Tensor) and a._requires_grad else NO_EDGE
-            edge_b = edge_to(b) if isinstance(b, Tensor) and b._requires_grad else NO_EDGE
-            node._edges = edges = (edge_a, edge_b)
-            if not spec.complex and (edge_a[3] is not None and edge_a[3].kind == "c"
-                                     or edge_b[3] is not None and edge_b[3].kind == "c"):  # (_has_complex, inline)
-                refuse_complex(spec, args, out)
+            edges = (edge_to(a) if isinstance(a, Tensor) and a._requires_grad else NO_EDGE,
+                     edge_to(b) if isinstance(b, Tensor) and b._requires_grad else NO_EDGE)
+            node._edges = edges
+            needing = (edges[0] is not NO_EDGE) | (edges[1] is not NO_EDGE) << 1
         else:
             node._edges = edges = _edges([args[i] for i in positions])
-            if not spec.complex and _has_complex(edges):
-                refuse_complex(spec, args, out)
-        result = new(Tensor)
-        result.data = out if type(out) is ndarray or isinstance(out, Structured) else np.asarray(out)
-        result._requires_grad = True
-        result._grad = result._extra = None
-        result.grad_fn = node
-        result.output_nr = 0
-        result._version_counter = counter = [0]
-        if saves_input:
-            node._saved = (a,)
-            version = a._version_counter[0]
-            node._versions = (version,) if version else AT_VERSION_0  # (shared: one object less to collect)
-        elif saves_output:
-            node._saved = (result.data,)
-            node._versions = (counter,)
-        elif not plan:
+            needing = _needing(edges)
+        if not spec.complex and _has_complex(edges):
+            refuse_complex(spec, args, out)
+        data = out if type(out) is np.ndarray or isinstance(out, Structured) else np.asarray(out)
+        result = Tensor._from_node(data, node, 0, [0])
+        if not plan:
             node._saved = node._versions = ()
-        elif crosswise:
-            for_x = b if edge_a is not NO_EDGE else None
-            for_y = a if edge_b is not NO_EDGE else None
-            node._saved = (for_x, for_y)
-            version_x = (for_x._version_counter[0] if isinstance(for_x, Tensor) else
-                         None if for_x is None or for_x.__class__ is float else _version(for_x))
-            version_y = (for_y._version_counter[0] if isinstance(for_y, Tensor) else
-                         None if for_y is None or for_y.__class__ is float else _version(for_y))
-            node._versions = (UNCHECKED_PAIR if version_x is None and version_y is None else (version_x, version_y))
+        elif saves_shapes:
+            node._saved = tuple([args[p] if p >= 0 else _shape(args[-p - 2]) for p in fetch])
+            node._versions = unchecked
         else:
-            needing = 1 if one else (edge_a is not NO_EDGE) | (edge_b is not NO_EDGE) << 1 if pair else _needing(edges)
-            node._saved, node._versions = _saved(plan, args, needing, result.data, counter)
+            node._saved, node._versions = _saved(plan, args, needing, data, result._version_counter)
         return result
 
     return record

@@ -78,11 +78,14 @@ def _unary_apply(rule: Callable[..., Any], read: tuple[int, ...]) -> Apply:
 
     def apply(self: Node, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
         saved = self._saved
-        if saved.__class__ is tuple and len(saved) == 1:  # one saved input (sin, log...)
+        if saved.__class__ is tuple and len(saved) == 1:
             value, = saved
             version, = self._versions
-            if version.__class__ is int and value.__class__ is Tensor and value._version_counter[0] == version:
-                return [rule(grad_outputs[0], value if as_tensors else value.data)]
+            if version.__class__ is int:  # one saved input (sin, log...)
+                if value.__class__ is Tensor and value._version_counter[0] == version:
+                    return [rule(grad_outputs[0], value if as_tensors else value.data)]
+            elif version.__class__ is list and not version[0]:  # its own output (exp, tanh...), unchanged
+                return [rule(grad_outputs[0], Tensor._from_node(value, self, 0, version) if as_tensors else value)]
         return [_call(rule, grad_outputs[0], self.unpack_saved(as_tensors), read)]
     return apply
 
