@@ -218,6 +218,16 @@ def _is_basic(index: tuple[Any, ...]) -> bool:
                for i in index)
 
 
+def _integer_arrays_ndim(index: tuple[Any, ...]) -> int:
+    """The most dims among ``index``'s items when all are integer arrays, else -1 (also for an empty index)."""
+    ndim = -1
+    for i in index:
+        if type(i) is not np.ndarray or i.dtype.kind not in "iu":
+            return -1
+        ndim = i.ndim if i.ndim > ndim else ndim
+    return ndim
+
+
 def core_index(index: Any, shape: tuple[int, ...]) -> tuple[tuple[Any, ...], int]:
     """``index`` into an array of ``shape``, rewritten to address the last ``len(shape)`` dims of an
     array with any leading batch dims; also returns how many dims ``x[index]`` has.
@@ -227,16 +237,17 @@ def core_index(index: Any, shape: tuple[int, ...]) -> tuple[tuple[Any, ...], int
     the indexed dims before the batch dims.
     """
     index = as_index(index)
+    if len(index) <= len(shape):
+        ndim = _integer_arrays_ndim(index)
+        if ndim >= 0:  # x[rows, cols]: adjacent integer arrays, whose dims NumPy puts where they stand (after batch)
+            rest = len(shape) - len(index)
+            return (Ellipsis,) + index + (slice(None),) * rest, ndim + rest
     if _is_basic(index):
         named = sum(1 for i in index if i is not None and i is not Ellipsis)
         fill = (slice(None),) * (len(shape) - named)
         k = next((k for k, i in enumerate(index) if i is Ellipsis), len(index))
         full = index[:k] + fill + index[k + 1:]
         return (Ellipsis,) + full, sum(1 for i in full if not isinstance(i, int | np.integer))
-    if len(index) <= len(shape) and all(type(i) is np.ndarray and i.dtype.kind in "iu" for i in index):
-        # x[rows, cols]: adjacent integer arrays, whose dims NumPy puts where they stand (after the batch)
-        rest = len(shape) - len(index)
-        return (Ellipsis,) + index + (slice(None),) * rest, max(i.ndim for i in index) + rest
     picked = np.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape)[index]
     return (Ellipsis,) + np.unravel_index(picked, shape), picked.ndim
 
