@@ -316,7 +316,12 @@ def _over_entries(a: Structured, kwargs: dict[str, Any]) -> bool:
 
 def _fits(value: Any, stack: Structured) -> bool:
     """True if ``value`` (not a stack) broadcasts into one entry of the stack without enlarging it."""
-    shape, core = np.shape(value), stack.shape[1:]
+    kind = type(value)
+    if kind is float or kind is int:  # (the common cases, a number and an entry-shaped array, first)
+        return True
+    shape, core = value.shape if kind is np.ndarray else np.shape(value), stack.shape[1:]
+    if shape == core or not shape:
+        return True
     return len(shape) <= len(core) and all(a in (1, b) for a, b in zip(reversed(shape), reversed(core)))
 
 

@@ -91,10 +91,15 @@ def jacobian_blocks(batched: Sequence[Tensor], out_shapes: Sequence[Shape], in_s
 
 def _forward_block(block: Tensor, n: int, out: Shape, inp: Shape) -> Tensor:
     """A forward pass's ``(n, *out)`` tangents of one output along one input's ``n`` seeds as the Jacobian block
-    ``out + inp``. A structured batch (``push_pass(structured=True)``, nothing traced) is transposed as it is
-    made dense, in one pass over its values; anything else with ops (differentiably, or recorded by ``jit``)."""
+    ``out + inp``. Without a graph or tangents, an array is transposed as it is (a view) and a structured batch
+    (``push_pass(structured=True)``) as it is made dense, in one pass over its values; anything else with ops
+    (differentiably, or recorded by ``jit``)."""
     data = block.data
-    if isinstance(data, BatchedDiagonal | ScaledStack) and not block.requires_grad and not tangents_of(block):
+    if not block.requires_grad and not tangents_of(block):  # nothing traced: the arrays themselves
+        if type(data) is np.ndarray:
+            return Tensor._wrap(data.reshape(n, -1).T.reshape(out + inp))
+        if not isinstance(data, BatchedDiagonal | ScaledStack):
+            return block.reshape(n, -1).T.reshape(out + inp)  # (an array jit traces: its ops are recorded)
         matrix = np.reshape(data, (n, math.prod(out)))
         dense = matrix.dense_transposed() if isinstance(matrix, Structured) else np.ascontiguousarray(matrix.T)
         return Tensor._wrap(dense.reshape(out + inp))

@@ -107,10 +107,14 @@ def push_pass(call: Call, tangents: Sequence[Any],
     """
     keep = Traced(call.inputs)
     batch = tuple(np.shape(tangents[0])[:1]) if np.ndim(tangents[0]) > call.inputs[0].ndim else ()
+    # inputs the call made from arrays are its own: they carry the tangents themselves, no dual views needed
+    dual = forward_ad.set_tangent if call.numpy_out else forward_ad.make_dual
     with forward_ad.dual_level(record_tangents=keep.graph), _TRANSFORMING:
-        outs = call([forward_ad.make_dual(x, t) for x, t in zip(call.inputs, tangents)])
-        if structured and not keep:  # nothing traced: the outputs' only tangents are this level's, dropped on exit
-            pairs = [forward_ad.UnpackedDualTensor(out, tangent_of(out, current())) for out in outs]
+        outs = call([dual(x, t) for x, t in zip(call.inputs, tangents)])
+        if not keep:  # nothing traced: the outputs leave detached (or as arrays), so no primal views are needed
+            level = current()
+            pairs = [forward_ad.UnpackedDualTensor(out, tangent_of(out, level) if structured
+                                                   else forward_ad.unpack_tangent(out)) for out in outs]
         else:
             pairs = [forward_ad.unpack_dual(out) for out in outs]
     return ([p.primal for p in pairs],

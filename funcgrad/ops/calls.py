@@ -254,16 +254,20 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
         if one:
             node._edges = edges = (edge_to(args[first]),)
             needing = 1
+            complex_input = edges[0][3].kind == "c"
         elif pair:
             a, b = args[first], args[second]
             edges = (edge_to(a) if isinstance(a, Tensor) and a._requires_grad else NO_EDGE,
                      edge_to(b) if isinstance(b, Tensor) and b._requires_grad else NO_EDGE)
             node._edges = edges
             needing = (edges[0] is not NO_EDGE) | (edges[1] is not NO_EDGE) << 1
+            complex_input = (edges[0][3] is not None and edges[0][3].kind == "c"
+                             or edges[1][3] is not None and edges[1][3].kind == "c")
         else:
             node._edges = edges = _edges([args[i] for i in positions])
             needing = _needing(edges)
-        if not spec.complex and _has_complex(edges):
+            complex_input = _has_complex(edges)
+        if complex_input and not spec.complex:
             refuse_complex(spec, args, out)
         data = out if type(out) is np.ndarray or isinstance(out, Structured) else np.asarray(out)
         result = Tensor._from_node(data, node, 0, [0])

@@ -107,8 +107,9 @@ def _binary_apply(rule_x: Callable[..., Any], read_x: tuple[int, ...], rule_y: C
 
         def apply_reading_one_each(self: Node, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
             values = self._saved
-            if self._versions is not UNCHECKED_PAIR or values.__class__ is not tuple:
-                values = self.unpack_saved(as_tensors)
+            versions = self._versions
+            if versions is not UNCHECKED_PAIR or values.__class__ is not tuple:
+                values = _unchanged_pair(values, versions, as_tensors) or self.unpack_saved(as_tensors)
             g = grad_outputs[0]
             edges = self._edges
             return [None if edges[0][0] is None else rule_x(g, values[ix]),
@@ -122,6 +123,26 @@ def _binary_apply(rule_x: Callable[..., Any], read_x: tuple[int, ...], rule_y: C
         return [None if edges[0][0] is None else _call(rule_x, g, values, read_x),
                 None if edges[1][0] is None else _call(rule_y, g, values, read_y)]
     return apply
+
+
+def _unchanged_pair(values: Any, versions: Any, as_tensors: bool) -> tuple[Any, Any] | None:
+    """Two saved values, each a number or None (version None) or a Tensor still at its saved version (an int),
+    as the rules read them; None when anything else (a freed node, a changed Tensor...) needs ``unpack_saved``."""
+    if values.__class__ is not tuple or versions.__class__ is not tuple or len(values) != 2:
+        return None
+    a, b = values
+    va, vb = versions
+    if va is not None:
+        if va.__class__ is not int or a.__class__ is not Tensor or a._version_counter[0] != va:
+            return None
+        if not as_tensors:
+            a = a.data
+    if vb is not None:
+        if vb.__class__ is not int or b.__class__ is not Tensor or b._version_counter[0] != vb:
+            return None
+        if not as_tensors:
+            b = b.data
+    return a, b
 
 
 def _call(rule: Any, g: Any, values: Any, read: tuple[int, ...]) -> Any:
