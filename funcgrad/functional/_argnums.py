@@ -20,8 +20,9 @@ Argnums = int | tuple[int, ...]
 
 
 def _normalize(argnums: Argnums, nargs: int, caller: str) -> Argnums:
-    if isinstance(argnums, tuple | list):
-        return tuple(_normalize(a, nargs, caller) for a in argnums)  # type: ignore[misc]
+    if isinstance(argnums, tuple | list):  # (an int in range as it is, without a call)
+        return tuple([a if type(a) is int and 0 <= a < nargs else _normalize(a, nargs, caller)  # type: ignore[misc]
+                      for a in argnums])
     if not isinstance(argnums, int | np.integer):
         raise TypeError(f"{caller}: argnums must be an int or a tuple of ints, got {type(argnums).__name__}")
     if not -nargs <= argnums < nargs:
@@ -32,7 +33,7 @@ def _normalize(argnums: Argnums, nargs: int, caller: str) -> Argnums:
 
 def _float_tensor(leaf: Any, caller: str, index: int) -> Tensor:
     t = leaf if isinstance(leaf, Tensor) else Tensor(leaf)
-    if t.dtype.kind not in "fc":
+    if t.data.dtype.kind not in "fc":
         raise TypeError(f"{caller} requires real- or complex-valued inputs, but differentiated leaf {index} has "
                         f"dtype {t.dtype}: pass floats instead (e.g. 1.0, not 1; np.asarray(x, dtype=float))")
     return t
@@ -53,11 +54,12 @@ class Call:
                  caller: str) -> None:
         self.f, self.args, self.has_aux, self.caller = f, tuple(args), has_aux, caller
         self.argnums = _normalize(argnums, len(self.args), caller)
-        diff = (tuple(self.args[i] for i in self.argnums) if isinstance(self.argnums, tuple)
+        diff = (tuple([self.args[i] for i in self.argnums]) if isinstance(self.argnums, tuple)
                 else self.args[self.argnums])
         leaves, self.in_spec = tree_flatten(diff)
         self.inputs = [_float_tensor(leaf, caller, i) for i, leaf in enumerate(leaves)]
-        self.numpy_out = not any(isinstance(leaf, Tensor) for leaf in leaves)
+        self.made = [x is not leaf for x, leaf in zip(self.inputs, leaves)]  # Tensors made here, from arrays
+        self.numpy_out = all(self.made)  # no differentiated leaf was a Tensor
         self.out_spec: TreeSpec | None = None
         self.aux: Any = None
 

@@ -49,6 +49,14 @@ def tree_flatten(tree: Any) -> tuple[list[Any], TreeSpec]:
 
 
 def _flatten(tree: Any, leaves: list[Any]) -> TreeSpec:
+    kind = type(tree)
+    if kind is tuple or kind is list:  # the commonest tree, a plain tuple (argnums) or list of leaves
+        for v in tree:
+            if v is None or isinstance(v, _NODES):
+                break
+        else:
+            leaves.extend(tree)
+            return _flat_spec(kind, len(tree))
     if isinstance(tree, dict):
         keys, values = tuple(tree), tuple(tree.values())
     elif isinstance(tree, tuple | list) or tree is None:
@@ -56,8 +64,19 @@ def _flatten(tree: Any, leaves: list[Any]) -> TreeSpec:
     else:
         leaves.append(tree)
         return LEAF
-    children = tuple(_flatten(v, leaves) for v in values)
-    return TreeSpec(type(tree), keys, children, sum(c.num_leaves for c in children))
+    children = tuple([_flatten(v, leaves) for v in values])
+    return TreeSpec(kind, keys, children, sum([c.num_leaves for c in children]))
+
+
+_NODES = (dict, tuple, list)  # (and None): what is not a leaf
+_FLAT: dict[tuple[type | None, int], TreeSpec] = {}  # the spec of a plain tuple or list of n leaves, one per (type, n)
+
+
+def _flat_spec(kind: type, n: int) -> TreeSpec:
+    spec = _FLAT.get((kind, n))
+    if spec is None:
+        spec = _FLAT[kind, n] = TreeSpec(kind, (), (LEAF,) * n, n)
+    return spec
 
 
 def tree_unflatten(spec: TreeSpec, leaves: list[Any]) -> Any:
@@ -70,6 +89,8 @@ def tree_unflatten(spec: TreeSpec, leaves: list[Any]) -> Any:
     """
     if len(leaves) != spec.num_leaves:
         raise ValueError(f"tree_unflatten: the tree {spec} has {spec.num_leaves} leaves, got {len(leaves)}")
+    if _FLAT.get((spec.kind, spec.num_leaves)) is spec:  # a plain tuple or list of leaves
+        return spec.kind(leaves)  # type: ignore[misc]
     return _build(spec, iter(leaves))
 
 

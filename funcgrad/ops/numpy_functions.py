@@ -60,8 +60,12 @@ def _plain(*numpy_functions: Callable[..., Any]) -> None:
         FUNCTIONS[f] = plain_on_data(f)
 
 
-def _reject(name: str, **given: Any) -> None:
+def _reject(name: str, out: Any = None, where: Any = np._NoValue, initial: Any = np._NoValue,
+            mean: Any = np._NoValue) -> None:
     """A TypeError for NumPy options funcgrad does not offer (``out=`` an ndarray would cut the graph)."""
+    if out is None and where is np._NoValue and initial is np._NoValue and mean is np._NoValue:
+        return  # none given: the common call, without building a dict
+    given = {"out": out, "where": where, "initial": initial, "mean": mean}
     bad = [k for k, v in given.items() if v is not None and v is not np._NoValue]
     if bad:
         raise TypeError(f"np.{name} on Tensors does not support {', '.join(bad)}=; compute without it")
