@@ -48,9 +48,8 @@ def _on_path(order: list[Node], targets: set[Node]) -> set[Node]:
             if edge[0] in reach:
                 add(node)
                 break
-    for target in targets:  # a target runs only when it leads to another target
-        if not any(edge[0] in reach for edge in target._edges):
-            reach.discard(target)
+    # a target runs only when it leads to another target (all decided before any is taken out)
+    reach.difference_update([t for t in targets if not any(edge[0] in reach for edge in t._edges)])
     return reach
 
 
