@@ -10,6 +10,7 @@ Rows, each per op (ops as the workload counts them):
   rule arithmetic (NumPy)        the backward formulas on raw arrays (what a hand-written backward computes)
   engine and rule dispatch       funcgrad's backward pass minus that arithmetic: the engine's walk, Node.apply,
                                  saved-value checks, the rules' Python frames
+The last row times the same chain on the smallest tape Python allows (``benchmarks/python_floor.py``).
 Times are CPU times of this process (robust to other load), minima over rounds, with the garbage collector
 on, as in a user's loop.
 """
@@ -23,6 +24,7 @@ from typing import Any
 import numpy as np
 
 import funcgrad as fg
+from benchmarks import python_floor
 from benchmarks.workloads import affine_chain, sine_chain
 
 
@@ -124,6 +126,8 @@ def main() -> None:
     print(f"{name}: µs per op, by category (garbage collector on)")
     for label, micros in profile(name):
         print(f"  {label:28s} {micros:6.2f}")
+    print(f"  {'a minimal Python tape':28s} {python_floor.per_op(name):6.2f}   (benchmarks/python_floor.py: kernels "
+          "and the least a tape can do, for scale)")
 
 
 if __name__ == "__main__":

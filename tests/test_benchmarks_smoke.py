@@ -5,7 +5,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from benchmarks import CHECKS, HIGHER_ORDER, TRANSFORMS, WORKLOADS
+import funcgrad as fg
+from benchmarks import CHECKS, HIGHER_ORDER, TRANSFORMS, WORKLOADS, python_floor
 from benchmarks.harness import Workload, run, table, target_report, verify
 
 
@@ -52,3 +53,18 @@ def test_run_prints_the_table_and_skips_targets_of_missing_variants() -> None:
     assert [len(s) for s in results[0].samples.values()] == [2, 2]
     assert "funcgrad" in table(results) and "numpy" in table(results)
     assert target_report(results).startswith("SKIP")
+
+
+@pytest.mark.parametrize("name", ["tiny-chain", "deep-chain"])
+def test_the_python_floor_tape_differentiates_its_chains(name: str) -> None:
+    """The minimal tape the per-op profile is read against computes the same gradient as funcgrad."""
+    chain, n, _, _ = python_floor.CHAINS[name]
+    data = np.random.default_rng(1).standard_normal(n)
+    leaf = python_floor.Var(data)
+    floor_grad = python_floor.gradient(chain(leaf, 7), leaf)
+    x = fg.tensor(data, requires_grad=True)
+    y = x
+    for _ in range(7):
+        y = (fg.sin(y) * 1.01 + 0.1) if name == "tiny-chain" else (y * 0.9999 + 0.0001)
+    y.sum().backward()
+    np.testing.assert_allclose(floor_grad, x.grad.data, rtol=1e-12)

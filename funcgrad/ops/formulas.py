@@ -127,6 +127,8 @@ def normalize_dims(dim: Any, ndim: int) -> tuple[int, ...]:
         return tuple(range(ndim))
     if type(dim) is int and -ndim <= dim < ndim:  # the common case, in range
         return (dim % ndim,)
+    if type(dim) is tuple and len(dim) == 1 and type(dim[0]) is int and -ndim <= dim[0] < ndim:  # (as from_end gives)
+        return (dim[0] % ndim,)
     dims = (dim,) if isinstance(dim, int | np.integer) else tuple(dim)
     out = []
     for d in dims:

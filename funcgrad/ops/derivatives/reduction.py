@@ -35,6 +35,8 @@ def _dims_from_end(dim, ndim):
     """``dim`` of an ``ndim``-d input as negative dims, valid for gradients with leading batch dims."""
     if type(dim) is int and -ndim <= dim < ndim:  # the common case, in range
         return (dim % ndim - ndim,)
+    if dim is None:  # (the other common case: every dim)
+        return tuple(range(-ndim, 0))
     return R.from_end(_dims(dim, ndim), ndim)
 
 
