@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import funcgrad as fg
 from funcgrad.autograd import Function
 from funcgrad.autograd import forward_ad as fwAD
+from funcgrad.core.structured import identity_seed
 from funcgrad.ops import jvp
 from tests.budget import examples
 from tests.check.corpus import Exp
@@ -46,6 +47,33 @@ def test_make_dual_checks_the_tangent_shape() -> None:
 def test_make_dual_needs_a_level() -> None:
     with pytest.raises(RuntimeError, match="dual_level"):
         fwAD.make_dual(fg.tensor(X0), np.ones(3))
+
+
+def test_set_tangent_gives_the_tensor_itself_its_tangent() -> None:
+    """funcgrad's extension for a Tensor its caller owns: no view is made, the tangent flows and is checked as
+    make_dual's, and it is dropped when the level exits."""
+    x = fg.tensor(X0, requires_grad=True)
+    with fwAD.dual_level():
+        assert fwAD.set_tangent(x, np.array([1.0, 2.0, 3.0], np.float32)) is x
+        assert fwAD.unpack_tangent(x).dtype == np.float64
+        y = fg.exp(x)
+        np.testing.assert_allclose(fwAD.unpack_tangent(y).data, np.exp(X0) * [1.0, 2.0, 3.0])
+        (g,) = fg.autograd.grad(y.sum(), x)  # forward over reverse, with x itself the input
+        np.testing.assert_allclose(fwAD.unpack_tangent(g).data, np.exp(X0) * [1.0, 2.0, 3.0])
+        with pytest.raises(ValueError, match="different size"):
+            fwAD.set_tangent(fg.tensor(X0), np.ones(4))
+    assert fwAD.unpack_tangent(x) is None and x.grad_fn is None
+
+
+def test_unpack_tangent_is_unpack_duals_tangent() -> None:
+    assert fwAD.unpack_tangent(fg.tensor(X0)) is None  # no level
+    with fwAD.dual_level():
+        batch = fwAD.make_dual(fg.tensor(X0), identity_seed((3,), np.float64))
+        y = batch * 2.0  # a structured batch of tangents: made dense, as unpack_dual does
+        np.testing.assert_array_equal(fwAD.unpack_tangent(y).data, fwAD.unpack_dual(y).tangent.data)
+        np.testing.assert_array_equal(fwAD.unpack_tangent(y).data, 2.0 * np.eye(3))
+        assert type(fwAD.unpack_tangent(y).data) is np.ndarray
+        assert fwAD.unpack_tangent(fg.tensor(X0)) is None
 
 
 def test_tangents_are_dropped_when_the_level_exits() -> None:

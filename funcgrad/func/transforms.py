@@ -33,13 +33,14 @@ def _check_scalar(call: Call, outs: Sequence[Tensor]) -> None:
     if call.out_spec is None or call.out_spec.kind is not None:
         raise TypeError(f"Gradient only defined for scalar-output functions. Output was a tree {call.out_spec}; "
                         "use jacrev or vjp for structured outputs")
-    if outs[0].shape != ():
-        raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {outs[0].shape}. "
+    out = outs[0].data
+    if out.shape != ():
+        raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {out.shape}. "
                         "Use jacrev or vjp for non-scalar outputs (or sum the output)")
-    if outs[0].dtype.kind == "c":
-        raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {outs[0].dtype}")
-    if outs[0].dtype.kind != "f":
-        raise TypeError(f"grad requires real-valued outputs (a floating dtype), but got {outs[0].dtype}")
+    if out.dtype.kind == "c":
+        raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
+    if out.dtype.kind != "f":
+        raise TypeError(f"grad requires real-valued outputs (a floating dtype), but got {out.dtype}")
 
 
 # ----- transforms ------------------------------------------------------------------------------
@@ -64,14 +65,19 @@ def value_and_grad(f: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = 
     """
     @functools.wraps(f)
     def value_and_grad_f(*args: Any) -> Any:
-        call = Call(f, args, argnums, has_aux, "grad")
-        xs, outs, traced = reverse_pass(call)
-        keep = bool(traced)
-        _check_scalar(call, outs)
-        grads = pull(outs, xs, [None], traced.graph)
+        call, outs, grads, keep = _gradient(f, args, argnums, has_aux)
         return call.with_aux(call.outputs_tree(outs, keep), keep), call.inputs_tree(grads, keep)
 
     return value_and_grad_f
+
+
+def _gradient(f: Callable[..., Any], args: tuple[Any, ...], argnums: Argnums,
+              has_aux: bool) -> tuple[Call, list[Tensor], list[Tensor], bool]:
+    """One reverse pass of a scalar ``f``: its call, outputs and gradients, and whether results stay attached."""
+    call = Call(f, args, argnums, has_aux, "grad")
+    xs, outs, traced = reverse_pass(call)
+    _check_scalar(call, outs)
+    return call, outs, pull(outs, xs, [None], traced.graph), bool(traced)
 
 
 def grad(f: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False) -> Callable[..., Any]:
@@ -90,12 +96,11 @@ def grad(f: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False) -> 
         >>> grad(lambda x, y: (x * y).sum(), argnums=(0, 1))(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
         (array([3., 4.]), array([1., 2.]))
     """
-    value_and_grad_f = value_and_grad(f, argnums, has_aux)
-
     @functools.wraps(f)
     def grad_f(*args: Any) -> Any:
-        value, g = value_and_grad_f(*args)
-        return (g, value[1]) if has_aux else g
+        call, _, grads, keep = _gradient(f, args, argnums, has_aux)  # (the value is not exported)
+        g = call.inputs_tree(grads, keep)
+        return (g, call.aux_tree(keep)) if has_aux else g
 
     return grad_f
 
