@@ -253,8 +253,10 @@ class ScaledStack(Structured):
         flat = self.base.reshape(len(self.base), -1)
         if np.ndim(self.cols) == 0:
             return self.rows * (flat.sum(axis=1) * self.cols)
-        cols = np.ascontiguousarray(np.broadcast_to(self.cols, self.shape[1:])).reshape(-1)  # BLAS needs strides
-        return self.rows * (flat @ cols)  # one matrix-vector product
+        cols = self.cols
+        if type(cols) is not np.ndarray or cols.shape != self.shape[1:] or not cols.flags.c_contiguous:
+            cols = np.ascontiguousarray(np.broadcast_to(cols, self.shape[1:]))  # BLAS needs strides
+        return self.rows * (flat @ cols.reshape(-1))  # one matrix-vector product
 
     def _like(self, other: Any) -> bool:
         """True if ``other`` scales the same base by the same rows (so sums combine the column factors)."""
