@@ -42,6 +42,19 @@ def test_amax_ties_share_the_gradient_evenly() -> None:
     np.testing.assert_allclose(grad_of(fg.max(x), x), [[0, 0.5, 0.5], [0, 0, 0]])
 
 
+def test_amax_of_a_group_with_nans_shares_the_gradient_among_its_nans() -> None:
+    nan = float("nan")
+    x = leaf([[1.0, nan, 3.0, nan], [2.0, 2.0, 1.0, 0.0]])
+    for reduce in (fg.amax, fg.amin):
+        np.testing.assert_allclose(grad_of(reduce(x, 1).sum(), x), [[0, 0.5, 0, 0.5], [0.5, 0.5, 0, 0]]
+                                   if reduce is fg.amax else [[0, 0.5, 0, 0.5], [0, 0, 0, 1]])
+        np.testing.assert_allclose(grad_of(reduce(x), x), [[0, 0.5, 0, 0.5], [0, 0, 0, 0]])
+    single = fg.tensor(np.array([[2.0, 5.0, 5.0]], np.float32), requires_grad=True)
+    g = grad_of(fg.amax(single, 1, True).sum(), single)
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, [[0, 0.5, 0.5]])
+
+
 def test_max_with_dim_sends_the_gradient_to_the_first_maximum() -> None:
     x = leaf([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]])
     values, indices = fg.max(x, dim=1)
