@@ -127,7 +127,7 @@ def _checked_tangent(tensor: Tensor, tangent: Any) -> Tensor:
     if tensor.dtype.kind not in "fc" or tangent.dtype.kind not in "fc":
         raise ValueError(f"make_dual expects floating point primal and tangent, got {tensor.dtype} and "
                          f"{tangent.dtype}")
-    wider = np.result_type(tensor.dtype, tangent.dtype)
+    wider = tangent.dtype if tangent.dtype == tensor.dtype else np.result_type(tensor.dtype, tangent.dtype)
     if wider != tangent.dtype and type(tangent.data) is np.ndarray:
         tangent = tangent.to(wider)  # a float32 tangent of a float64 primal computes in float64, as torch
     if tangent.shape != tensor.shape and tangent.shape[1:] != tensor.shape:

@@ -59,7 +59,12 @@ class _ThreadLayers(threading.local):
         hidden = self.hidden
         layers = [layer for layer in self.installed if layer not in hidden] if hidden else self.installed
         self.layers = layers
-        self.tensor_gradients = any(layer.tensor_gradients for layer in layers)
+        tensor_gradients = False
+        for layer in layers:  # (a loop: no generator, once per dual level entered or left)
+            if layer.tensor_gradients:
+                tensor_gradients = True
+                break
+        self.tensor_gradients = tensor_gradients
 
 
 class _ThreadExit:

@@ -80,14 +80,12 @@ class ForwardLayer(DualLevel):
             tangent = _real_elementwise_jvp(plan, full, out.data, tangents) if isinstance(out, Tensor) else None
             if tangent is None:
                 with dispatch.suspended(*self.and_later()):
-                    tangent = _jvp(spec, _arrays(spec, full), _data(out),
-                                   [None if t is None else t.data for t in tangents])
+                    tangent = _jvp_on_arrays(spec, full, out, tangents)
         else:
             token = dispatch.hide(self.and_later())  # the rule's ops: seen by earlier levels only
             try:
                 if not self.depth and not dispatch.DISPATCH.layers and self._on_arrays(plan, full, tangents):
-                    tangent = _jvp(spec, _arrays(spec, full), _data(out),
-                                   [None if t is None else t.data for t in tangents])
+                    tangent = _jvp_on_arrays(spec, full, out, tangents)
                 else:
                     tangent = _jvp(spec, full, out, tangents)
             finally:
@@ -151,6 +149,11 @@ _PLANS: dict[OpSpec, _Plan] = {}
 def _plan(spec: OpSpec) -> _Plan:
     plan = _PLANS[spec] = _Plan(spec)
     return plan
+
+
+def _jvp_on_arrays(spec: OpSpec, full: tuple[Any, ...], out: Any, tangents: list[Any]) -> Any:
+    """``_jvp`` with every Tensor (inputs, output, tangents) replaced by its array."""
+    return _jvp(spec, _arrays(spec, full), _data(out), [None if t is None else t.data for t in tangents])
 
 
 def _data(value: Any) -> Any:
