@@ -9,10 +9,13 @@ import weakref
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import funcgrad as fg
 from funcgrad import autograd
 from funcgrad.core.graph import SHAPES
+from tests.budget import examples
 
 
 def leaf(*values: float) -> fg.Tensor:
@@ -290,3 +293,27 @@ def test_the_shared_shapes_stay_bounded_when_every_shape_is_new() -> None:
         (x * 2.0).sum().backward()
         assert x.grad is not None and x.grad.data[0] == 2.0
     assert len(SHAPES) <= 4096 + 2
+
+
+# ----- pruning by inputs=: a property over random programs ------------------------------------------
+@settings(max_examples=examples(60), deadline=None)
+@given(st.data())
+def test_gradients_for_any_set_of_inputs_equal_those_taken_one_at_a_time(data: st.DataObject) -> None:
+    """Leaves and intermediates of a random program, any of them as inputs at once (some unused, some
+    reached only through others): each gradient equals the one ``grad`` gives for that input alone."""
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    values = [leaf(*rng.uniform(0.5, 1.5, 3)) for _ in range(3)]
+    ops = [lambda a, b: a * b, lambda a, b: a + b, lambda a, b: fg.sin(a) - b, lambda a, b: fg.exp(a * 0.1) * b]
+    for _ in range(data.draw(st.integers(1, 6))):
+        i, j = data.draw(st.integers(0, len(values) - 1)), data.draw(st.integers(0, len(values) - 1))
+        values.append(ops[data.draw(st.integers(0, len(ops) - 1))](values[i], values[j]))
+    out = (values[-1] * values[data.draw(st.integers(0, len(values) - 1))]).sum()
+    chosen = data.draw(st.lists(st.integers(0, len(values) - 1), min_size=1, max_size=4))
+    inputs = [values[i] for i in chosen]
+    together = autograd.grad(out, inputs, retain_graph=True, allow_unused=True)
+    for t, g in zip(inputs, together):
+        (alone,) = autograd.grad(out, [t], retain_graph=True, allow_unused=True)
+        assert (g is None) == (alone is None)
+        if g is not None:
+            np.testing.assert_allclose(g.data, alone.data, rtol=1e-12, atol=1e-12)
+    assert all(v.grad is None for v in values)  # grad accumulates into nothing

@@ -41,14 +41,16 @@ _SEQUENCE_NR = attrgetter("sequence_nr")
 
 def _on_path(order: list[Node], targets: set[Node]) -> set[Node]:
     """The nodes of ``order`` that lead to a target: only these need to run."""
-    leads: set[Node] = set()
+    reach = set(targets)  # the nodes that lead to a target, and the targets (one lookup per edge)
+    add = reach.add
     for node in reversed(order):  # producers first, so children are decided before parents
         for edge in node._edges:
-            nxt = edge[0]
-            if nxt is not None and (nxt in leads or nxt in targets):
-                leads.add(node)
+            if edge[0] in reach:
+                add(node)
                 break
-    return leads
+    # a target runs only when it leads to another target (all decided before any is taken out)
+    reach.difference_update([t for t in targets if not any(edge[0] in reach for edge in t._edges)])
+    return reach
 
 
 class _GradientSpace:
