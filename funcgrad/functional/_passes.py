@@ -107,10 +107,10 @@ def push_pass(call: Call, tangents: Sequence[Any],
     """
     keep = Traced(call.inputs)
     batch = tuple(np.shape(tangents[0])[:1]) if np.ndim(tangents[0]) > call.inputs[0].ndim else ()
-    # inputs the call made from arrays are its own: they carry the tangents themselves, no dual views needed
-    dual = forward_ad.set_tangent if call.numpy_out else forward_ad.make_dual
     with forward_ad.dual_level(record_tangents=keep.graph), _TRANSFORMING:
-        outs = call([dual(x, t) for x, t in zip(call.inputs, tangents)])
+        # a Tensor the call made from an array is its own: it carries the tangent itself, no dual view needed
+        outs = call([forward_ad.set_tangent(x, t) if made else forward_ad.make_dual(x, t)
+                     for x, t, made in zip(call.inputs, tangents, call.made)])
         if not keep:  # nothing traced: the outputs leave detached (or as arrays), so no primal views are needed
             level = current()
             pairs = [forward_ad.UnpackedDualTensor(out, tangent_of(out, level) if structured
