@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad import ops
+from funcgrad.core.tensor import Tensor
 from funcgrad.nn._functional_layers import _array, log_softmax
 from funcgrad.ops.nn_kernels import class_dim, class_targets
 
@@ -51,8 +52,9 @@ def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 
 
 # ----- classification ----------------------------------------------------------------------------
 def _weights(weight: Any) -> Any:
-    """A class weight as an array (None stays None): weights are constants, as in torch."""
-    return None if weight is None else _array(weight)
+    """A class weight as an array of its own (None stays None): weights are constants, as in torch, and a later
+    in-place change of the caller's weight cannot reach the saved one (the gradient is the loss's)."""
+    return None if weight is None else np.array(_array(weight), copy=True)
 
 
 def _picked(logp: Any, index: np.ndarray) -> Any:
@@ -79,11 +81,13 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, ignore_index: int
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if not label_smoothing and _array(target).dtype.kind != "f":
-        return ops.cross_entropy(input, _array(target), _weights(weight), ignore_index, reduction)
+        # a Tensor target is saved as one (its version checked, as torch's), the weight as a copy
+        return ops.cross_entropy(input, target if isinstance(target, Tensor) else _array(target), _weights(weight),
+                                 ignore_index, reduction)
     dim = class_dim(input)
     classes = np.shape(input)[dim]
     logp = log_softmax(input, dim)
-    w = None if weight is None else _array(weight).reshape((classes,) + (1,) * (np.ndim(input) - dim - 1))
+    w = None if weight is None else _weights(weight).reshape((classes,) + (1,) * (np.ndim(input) - dim - 1))
     if _array(target).dtype.kind == "f":  # class probabilities
         if np.shape(target) != np.shape(input):
             raise RuntimeError("Expected target size to match input size for class probabilities")

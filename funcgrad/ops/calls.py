@@ -325,8 +325,8 @@ def _saved(plan: tuple[tuple[int, int, bool], ...], args: tuple[Any, ...], needi
         if p >= 0:
             value = args[p]
             saved.append(value)
-            if not tensor:  # dim, keepdim, ...
-                versions.append(None)
+            if not tensor:  # dim, keepdim, a class weight (which may be a Tensor)...
+                versions.append(_version(value))
             elif isinstance(value, Tensor):
                 versions.append(value._version_counter[0])
             else:
@@ -396,10 +396,12 @@ def _shape(value: Any) -> tuple[int, ...]:
     return value.data.shape if isinstance(value, Tensor) else np.shape(value)
 
 
+_PLAIN = frozenset({int, float, bool, str, type(None)})  # argument types that hold no Tensor
+
+
 def _version(value: Any) -> Any:
     """The version to check a saved non-Tensor value against (None for numbers, arrays and None)."""
-    kind = type(value)
-    return None if kind is float or kind is int or value is None else saved_version(value)
+    return None if value.__class__ in _PLAIN else saved_version(value)
 
 
 def _has_complex(edges: tuple[tuple[Any, ...], ...]) -> bool:

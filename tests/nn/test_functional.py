@@ -352,3 +352,29 @@ def test_losses_second_derivatives() -> None:
     assert gradgradcheck(lambda x: F.cross_entropy(x, target, label_smoothing=0.1), (x,))
     assert gradgradcheck(lambda x: F.binary_cross_entropy_with_logits(x, fg.tensor(np.full((4, 3), 0.3))), (x,))
     assert gradgradcheck(lambda x: F.huber_loss(x, fg.zeros(4, 3), delta=0.5), (x,))
+
+
+def test_a_target_changed_in_place_before_the_backward_raises() -> None:
+    """As torch: cross_entropy's rule reads the targets, so a change in place is caught, not a wrong gradient."""
+    logits = fg.tensor(np.random.default_rng(0).standard_normal((3, 4)), requires_grad=True)
+    target = fg.tensor([0, 1, 2])
+    loss = F.cross_entropy(logits, target)
+    target.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.1])
+def test_a_class_weight_changed_in_place_after_the_loss_does_not_change_its_gradient(smoothing: float) -> None:
+    """The weight is a constant of the loss: its value at the forward is the one the gradient uses."""
+    data = np.random.default_rng(1).standard_normal((3, 4))
+    grads = []
+    for change in (False, True):
+        logits = fg.tensor(data, requires_grad=True)
+        weight = fg.tensor([1.0, 2.0, 3.0, 4.0])
+        loss = F.cross_entropy(logits, fg.tensor([0, 1, 2]), weight=weight, label_smoothing=smoothing)
+        if change:
+            weight.mul_(10.0)
+        loss.backward()
+        grads.append(logits.grad.data)
+    np.testing.assert_array_equal(grads[0], grads[1])
