@@ -1,6 +1,8 @@
 """In-place operations and views: versions, history rewriting through views, saved-tensor safety."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -130,3 +132,32 @@ def test_broadcast_view_cannot_be_written() -> None:
     x = fg.broadcast_to(fg.zeros(1), (3,))
     with pytest.raises(RuntimeError, match="single memory location"):
         x.add_(1.0)
+
+
+@pytest.mark.parametrize("index", [lambda i: i, lambda i: (i,), lambda i: (i, None)], ids=["tensor", "tuple", "mixed"])
+def test_an_index_tensor_changed_after_indexing_raises(index: Any) -> None:
+    """As torch: the rule of x[i] reads i, so changing i in place before the backward is caught, not a wrong
+    gradient (x.grad was [0, 1, 1, 0, 0] instead of [1, 1, 0, 0, 0])."""
+    x = leaf(0.0, 1.0, 2.0, 3.0, 4.0)
+    i = fg.tensor([0, 1])
+    y = x[index(i)]
+    i.add_(1)
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation.*GetitemBackward0"):
+        y.sum().backward()
+
+
+def test_an_index_tensor_changed_after_index_put_raises() -> None:
+    x = leaf(0.0, 1.0, 2.0)
+    z = x * 1
+    i = fg.tensor([0, 1])
+    z[i] = fg.tensor([7.0, 7.0])
+    i.add_(1)
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation"):
+        z.sum().backward()
+
+
+def test_an_unchanged_index_tensor_gives_the_gradient() -> None:
+    x = leaf(0.0, 1.0, 2.0, 3.0)
+    i = fg.tensor([0, 1, 1])
+    (x[i] * fg.tensor([1.0, 2.0, 3.0])).sum().backward()
+    np.testing.assert_allclose(x.grad.data, [1.0, 5.0, 0.0, 0.0])

@@ -288,13 +288,19 @@ def _edges(inputs: Sequence[Any]) -> tuple[tuple[Any, ...], ...]:
     return tuple([edge_to(a) if isinstance(a, Tensor) and a._requires_grad else NO_EDGE for a in inputs])
 
 
+# Arguments that are no tensor inputs but may hold Tensors whose later in-place change would make the rule read
+# wrong values: an index (``x[i]`` with a Tensor ``i``, as torch checks its version too).
+_HOLDS_TENSORS = frozenset({"index"})
+
+
 def _plan(spec: OpSpec, check_all: bool) -> tuple[tuple[int, int, bool], ...]:
     """How a node of ``spec`` saves: per saved value, its position (see ``OpSpec.saved_positions``), a bit mask of
     the inputs whose rules read it (bit i: input i; all bits when any input's rule might), and whether it may be
-    a Tensor whose version a backward must check (every value, with ``check_all``)."""
+    or hold a Tensor whose version a backward must check (every value, with ``check_all``)."""
     positions = spec.tensor_positions
     users = spec.saved_users if not spec.sequence else ((),) * len(spec.saved_positions)  # (edges per element)
-    return tuple((p, sum(1 << u for u in used) if used else -1, check_all or p in positions)
+    return tuple((p, sum(1 << u for u in used) if used else -1,
+                  check_all or p in positions or p >= 0 and spec.params[p] in _HOLDS_TENSORS)
                  for p, used in zip(spec.saved_positions, users))
 
 
