@@ -52,6 +52,8 @@ class ForwardLayer(DualLevel):
             return out
         plan = _PLANS.get(spec) or _plan(spec)
         full = args if not kwargs and len(args) == plan.n_params else spec.bind(args, kwargs)
+        if plan.elementwise and self._elementwise_on_arrays(plan, full, out):
+            return out
         if plan.sequence is not None:
             tangents = _input_tangents(spec, full, self)
             if tangents is None:
@@ -74,37 +76,90 @@ class ForwardLayer(DualLevel):
                 return out
         if not spec.complex:
             refuse_complex(spec, full, out, tangents)
-        if plan.elementwise and self._alone() and self._on_arrays(plan, full, tangents):
-            # the common case, without hiding this level: the rule's arithmetic on arrays dispatches nothing, and
-            # an op it calls on arrays passes through this level untouched (no input carries a tangent)
-            tangent = _real_elementwise_jvp(plan, full, out.data, tangents) if isinstance(out, Tensor) else None
-            if tangent is None:
-                with dispatch.suspended(*self.and_later()):
-                    tangent = _jvp_on_arrays(spec, full, out, tangents)
-        else:
-            token = dispatch.hide(self.and_later())  # the rule's ops: seen by earlier levels only
-            try:
-                if not self.depth and not dispatch.DISPATCH.layers and self._on_arrays(plan, full, tangents):
-                    tangent = _jvp_on_arrays(spec, full, out, tangents)
-                else:
-                    tangent = _jvp(spec, full, out, tangents)
-            finally:
-                dispatch.restore(token)
+        token = dispatch.hide(self.and_later())  # the rule's ops: seen by earlier levels only
+        try:
+            if not self.depth and not dispatch.DISPATCH.layers and self._on_arrays(plan, full, tangents):
+                tangent = _jvp_on_arrays(spec, full, out, tangents)
+            else:
+                tangent = _jvp(spec, full, out, tangents)
+        finally:
+            dispatch.restore(token)
         if spec.multi_output:
             for o, t in zip(out, tangent):
                 if t is not None and isinstance(o, Tensor) and o.dtype.kind in "fc":
                     self.attach(o, t)
             _save_with_tangents(out)
         elif tangent is not None and isinstance(out, Tensor) and out.data.dtype.kind in "fc":
-            self.attach(out, tangent)
-            if plan.saves_output and out.grad_fn is not None:
-                _save_with_tangents((out,))
+            self._attach_output(plan, out, tangent)
         return out
 
-    def _alone(self) -> bool:
-        """Whether this level is the only layer op calls go through (then it is the outermost level, too)."""
+    def _elementwise_on_arrays(self, plan: _Plan, full: tuple[Any, ...], out: Any) -> bool:
+        """The common case of an ELEMENTWISE op, in the fewest steps: the sum of its VJP rules applied to the
+        tangents' arrays, without hiding this level. For a real floating output, when this level is the only
+        layer and the rule may run on arrays (``_on_arrays``: then its arithmetic dispatches nothing, and an op it
+        calls on arrays passes through this level untouched), and each tangent's dims line up with the output's
+        from the end (no batch, or a batch of tangents of an input with the output's number of dims). True when
+        the call is done (its tangent attached, or no input has one); False leaves it to the general path.
+
+        With complex values a rule gives ``g conj(f'(z))``: the general path (``_elementwise_jvp``) handles them."""
+        if out.__class__ is not Tensor:
+            return False
+        data = out.data
+        if data.dtype.kind != "f":
+            return False
         layers = dispatch.DISPATCH.layers
-        return len(layers) == 1 and layers[0] is self
+        if len(layers) != 1 or layers[0] is not self:
+            return False
+        check = self.record and STATE.grad_enabled  # then nothing the rule reads may require grad
+        arrays = list(full)
+        tangents = []
+        found = False
+        for p in plan.positions:
+            a = full[p]
+            t = None
+            if isinstance(a, Tensor):
+                arrays[p] = value = a.data
+                if value.dtype.kind == "c" or (check and a._requires_grad):
+                    return False
+                extra = a._extra
+                if extra is not None and extra.tangents:
+                    t = extra.tangents.get(self)
+                    if t is not None:
+                        found = True
+                        if check and t._requires_grad:
+                            return False
+            elif a.__class__ is not float and a.__class__ is not int and is_complex(a):
+                return False
+            tangents.append(t)
+        if not found:
+            return True
+        ndim = data.ndim
+        total = None
+        for (vjp, p, entries, where), t in zip(plan.terms, tangents):
+            if t is None or vjp is NONDIFF:
+                continue
+            t = t.data
+            a = arrays[p]
+            if t.dtype.kind == "c" or (t.ndim != (a.ndim if type(a) is np.ndarray else np.ndim(a)) and t.ndim <= ndim):
+                return False  # complex, or a batch of tangents of a broadcast input: its dims need aligning
+            if where is None:
+                term = vjp(t, *[_planned_value(e, arrays, data) for e in entries]) if entries else vjp(t)
+            else:  # one value (x, y or out): the common case
+                term = vjp(t, data if where < 0 else arrays[where])
+            total = term if total is None else total + term
+        if total is None:  # only inputs without a rule (NONDIFF) carry tangents
+            return True
+        shape = total.shape
+        if shape != data.shape and shape[len(shape) - ndim:] != data.shape:
+            total = ops.broadcast_to(total, shape[: len(shape) - ndim] + data.shape)
+        self._attach_output(plan, out, total)
+        return True
+
+    def _attach_output(self, plan: _Plan, out: Tensor, tangent: Any) -> None:
+        """Give an op's single output its tangent, and its node the output saved with it if it saves it."""
+        self.attach(out, tangent)
+        if plan.saves_output and out.grad_fn is not None:
+            _save_with_tangents((out,))
 
     def _on_arrays(self, plan: _Plan, full: tuple[Any, ...], tangents: list[Any]) -> bool:
         """Whether the JVP rule of this call may run on arrays (see the class docstring), once the caller knows
@@ -135,11 +190,13 @@ class _Plan:
         self.inputs = tuple(p if rule is not NONDIFF else -1 for p, rule in zip(spec.tensor_positions,
                                                                                  spec.rules.values()))
         self.elementwise = spec.jvp is ELEMENTWISE and not spec.sequence
-        # ELEMENTWISE: per tensor input, its VJP rule, its position and where each value the rule reads comes
-        # from (``_entry``)
+        # ELEMENTWISE: per tensor input, its VJP rule, its position, where each value the rule reads comes from
+        # (``_entry``) and, when it reads one value of the call (an input or the output), that value's position
+        # (-1: the output)
         plan = _value_plan(spec)
-        self.terms = tuple((vjp, p, tuple(plan[i] for i in idx)) for (vjp, _slot, idx), p
-                           in zip(spec.node_class._rules, spec.tensor_positions))  # type: ignore[attr-defined]
+        self.terms = tuple((vjp, p, entries, entries[0][0] if len(entries) == 1 and entries[0][1] == 0 else None)
+                           for (vjp, _slot, idx), p in zip(spec.node_class._rules, spec.tensor_positions)  # type: ignore[attr-defined]
+                           for entries in (tuple(plan[i] for i in idx),))
         self.saves_output = spec.out_index >= 0  # its node saves its output (then with the output's tangents)
 
 
@@ -321,44 +378,6 @@ def _elementwise_jvp(spec: OpSpec, full: tuple[Any, ...], out: Any, tangents: li
     shape = total.shape
     if shape != out.shape and tuple(shape[len(shape) - ndim:]) != out.shape:
         total = ops.broadcast_to(total, tuple(shape[: len(shape) - ndim]) + out.shape)
-    return total
-
-
-def _real_elementwise_jvp(plan: _Plan, full: tuple[Any, ...], out: np.ndarray, tangents: list[Any]) -> Any:
-    """``_elementwise_jvp`` on arrays for the common case, in fewer steps: real values, and tangents whose dims
-    line up with the output's from the end (no batch, or a batch of tangents of an input with the output's
-    number of dims). None for any other case (the caller then takes the general path)."""
-    if out.dtype.kind == "c":
-        return None
-    arrays = list(full)
-    for p in plan.positions:
-        a = arrays[p]
-        if isinstance(a, Tensor):
-            arrays[p] = a = a.data
-            if a.dtype.kind == "c":
-                return None
-        elif is_complex(a):
-            return None
-    ndim = out.ndim
-    total = None
-    for (vjp, p, entries), t in zip(plan.terms, tangents):
-        if t is None:
-            continue
-        t = t.data
-        a = arrays[p]
-        if t.dtype.kind == "c" or (t.ndim != (a.ndim if type(a) is np.ndarray else np.ndim(a)) and t.ndim <= ndim):
-            return None  # complex, or a batch of tangents of a broadcast input: its dims need aligning
-        if not entries:
-            term = vjp(t)
-        elif len(entries) == 1 and entries[0][1] == 0:  # one value (x, y or out): the common case
-            where = entries[0][0]
-            term = vjp(t, out if where < 0 else arrays[where])
-        else:
-            term = vjp(t, *[_planned_value(e, arrays, out) for e in entries])
-        total = term if total is None else total + term
-    shape = total.shape
-    if shape != out.shape and shape[len(shape) - ndim:] != out.shape:
-        total = ops.broadcast_to(total, shape[: len(shape) - ndim] + out.shape)
     return total
 
 
