@@ -17,7 +17,15 @@ import numpy as np
 
 from funcgrad.core.dispatch import DISPATCH
 from funcgrad.core.grad_mode import STATE
-from funcgrad.core.graph import FREED, SHAPES, AccumulateGrad, Node, checked_hook_result, checked_hook_results
+from funcgrad.core.graph import (
+    FREED,
+    SHAPES,
+    SINKS,
+    AccumulateGrad,
+    Node,
+    checked_hook_result,
+    checked_hook_results,
+)
 from funcgrad.core.tensor import Tensor
 
 __all__ = ["run_backward", "register_gradient_space"]
@@ -121,12 +129,14 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
             node, nr = t._edge()
             captures.setdefault(node, []).append((nr, i))
         targets = set(captures)
-        run = _on_path(_reachable(list(slots)), targets)
-        if accumulate:
-            run.update(n for n in targets if type(n) is AccumulateGrad)
-        allowed = run | targets  # the nodes a gradient is worth sending to
-        for node in [n for n in slots if n not in allowed]:
-            del slots[node]
+        if len(SINKS) != sum(1 for n in targets if n in SINKS):  # a sink that is no target: find the path to them
+            run = _on_path(_reachable(list(slots)), targets)
+            if accumulate:
+                run.update(n for n in targets if type(n) is AccumulateGrad)
+            allowed = run | targets  # the nodes a gradient is worth sending to
+            for node in [n for n in slots if n not in allowed]:
+                del slots[node]
+        # else every live sink is a target, and every path ends at a sink: every node reached leads to a target
     captured: list[Any] = [None] * (len(inputs) if inputs is not None else 0)
 
     heap = [(-node.sequence_nr, node) for node in slots]
@@ -152,8 +162,11 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
                 wanted = captures.get(node)
                 if wanted:
                     _capture(node, grads, wanted, captured, tensors, hooked=not accumulate)
-                if node not in run:  # type: ignore[operator]
-                    continue
+                if run is not None:
+                    if node not in run:
+                        continue
+                elif not node._edges and (not accumulate or type(node) is not AccumulateGrad):
+                    continue  # a sink (a target): only backward(inputs=...) adds into a leaf's .grad
             grads_in = DISPATCH.run_node(node, grads, tensors) if DISPATCH.active else node.apply(grads, tensors)
             if hooks is not None and hooks.post:
                 grads_in = _run_post_hooks(node, grads_in, grads, tensors)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,7 +20,7 @@ from funcgrad.core.tangents import carry_tangent
 from funcgrad.core.tensor import Tensor
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks", "NO_EDGE", "SHAPES", "edge_to",
-           "AT_VERSION_0", "UNCHECKED_PAIR"]
+           "AT_VERSION_0", "UNCHECKED_PAIR", "SINKS"]
 
 _sequence = itertools.count()
 next_sequence_nr = _sequence.__next__
@@ -281,6 +282,11 @@ def saved_version(value: Any) -> Any:
 _ACCUMULATING = threading.Lock()  # backward passes in several threads may add into one leaf's .grad
 
 
+# Every live node without edges (a leaf's AccumulateGrad, an invalid view's history): each path of a graph ends at
+# one, so when all of them are the targets of a backward pass every node reached leads to a target (see engine).
+SINKS: weakref.WeakSet[Node] = weakref.WeakSet()
+
+
 class AccumulateGrad(Node):
     """The sink of a leaf tensor that requires grad: adds arriving gradients to ``variable.grad``, under a
     lock (as torch: backward passes into a shared leaf from several threads add up exactly)."""
@@ -294,6 +300,7 @@ class AccumulateGrad(Node):
         # distinct, so the engine's heap never compares two nodes)
         self.sequence_nr = next_sink_nr()
         self.variable = variable
+        SINKS.add(self)
 
     def apply(self, grad_outputs: list[Any], as_tensors: bool) -> Sequence[Any]:
         var = self.variable

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.core.grad_mode import STATE
-from funcgrad.core.graph import Node
+from funcgrad.core.graph import SINKS, Node
 
 __all__ = ["CreationMeta", "mark_view", "refresh_views", "check_inplace_on_view", "rebase_error"]
 
@@ -148,6 +148,7 @@ class _InvalidView(Node):
     def __init__(self, error: RuntimeError) -> None:
         super().__init__()
         self.error = error
+        SINKS.add(self)  # no edges: a sink
 
     def apply(self, grad_outputs: list[Any], as_tensors: bool) -> tuple[Any, ...]:
         """Raise the error the view's base rewrite deferred."""

@@ -437,12 +437,12 @@ def as_view_op(spec: OpSpec, fn: Callable[..., Any]) -> Callable[..., Any]:
         if isinstance(out, Tensor) or several:
             source = args[0] if args else kwargs[spec.params[0]]
             if isinstance(source, Tensor):
-                full = spec.bind(args, kwargs)
                 if several:
+                    params = spec.bind(args, kwargs)[1:]
                     for i, piece in enumerate(out):
-                        mark_view(piece, source, partial(_piece, spec, full[1:], i), CreationMeta.MULTI_OUTPUT_NODE)
-                else:
-                    mark_view(out, source, lambda base: spec.plain(base, *full[1:]))
+                        mark_view(piece, source, partial(_piece, spec, params, i), CreationMeta.MULTI_OUTPUT_NODE)
+                else:  # (the arguments are bound only if the view function ever runs: an in-place change)
+                    mark_view(out, source, lambda base: spec.plain(base, *spec.bind(args, kwargs)[1:]))
         return out
 
     return view_op

@@ -65,6 +65,10 @@ class OpSpec:
         self.plain: Callable[..., Any] = kernel  # the op function without the dispatch check, set by defop
         # parameters up to the last one without a default must be given
         self.n_required = max((i + 1 for i, d in enumerate(defaults) if d is _REQUIRED), default=0)
+        # where each keyword goes: the parameter names, then NumPy's spellings of them (``axis`` for ``dim``)
+        self.positions = {numpy: params.index(name) for numpy, names in NUMPY_KEYWORDS.items()
+                          for name in reversed(names) if name in params}
+        self.positions.update((name, i) for i, name in enumerate(params))
         self.tensor_positions = tuple(params.index(p) for p in rules)
         self.differentiable = any(r is not NONDIFF for r in rules.values())
         wanted: list[str] = []
@@ -94,23 +98,19 @@ class OpSpec:
         if len(args) > n:
             raise TypeError(f"{self.name}() takes {n} arguments but {len(args)} were given")
         values = list(args) + list(self.defaults[len(args):])
+        positions = self.positions
         for key, value in kwargs.items():
-            i = self._position(key)
+            i = positions.get(key, -1)
+            if i < 0:
+                raise TypeError(f"{self.name}() got an unexpected keyword argument '{key}'")
             if i < len(args):
                 raise TypeError(f"{self.name}() got multiple values for argument '{key}'")
             values[i] = value
-        for p, v in zip(self.params, values):
-            if v is _REQUIRED:
-                raise TypeError(f"{self.name}() missing required argument '{p}'")
+        if len(args) < self.n_required:
+            for p, v in zip(self.params, values):
+                if v is _REQUIRED:
+                    raise TypeError(f"{self.name}() missing required argument '{p}'")
         return tuple(values)
-
-
-    def _position(self, key: str) -> int:
-        """Where keyword ``key`` goes (a NumPy spelling such as ``axis`` names the PyTorch parameter)."""
-        for name in (key, *NUMPY_KEYWORDS.get(key, ())):
-            if name in self.params:
-                return self.params.index(name)
-        raise TypeError(f"{self.name}() got an unexpected keyword argument '{key}'")
 
 
 def _saved_position(name: str, params: tuple[str, ...]) -> int:
