@@ -41,6 +41,20 @@ def windows(x: np.ndarray, kernel: Ints, stride: Ints, dilation: Ints, out_size:
                 + tuple(slice(None, None, d) for d in dilation)]
 
 
+def offset_views(x: np.ndarray, kernel: Ints, stride: Ints, dilation: Ints,
+                 out_size: Ints) -> list[tuple[Ints, np.ndarray]]:
+    """One strided view ``(..., *out_size)`` of ``x``'s trailing spatial dims per kernel offset ``k``, in scan
+    order: entry ``o`` of offset ``k``'s view is ``x[o * stride + k * dilation]`` (per dim)."""
+    return [(offset, x[(Ellipsis,) + tuple(slice(k * d, k * d + (o - 1) * s + 1, s)
+                                            for k, d, o, s in zip(offset, dilation, out_size, stride))])
+            for offset in product(*(range(k) for k in kernel))]
+
+
+def _places(size: Ints) -> np.ndarray:
+    """What one step along each dim adds to a flat (C-order) index into ``size``."""
+    return np.cumprod((1,) + tuple(size[:0:-1]), dtype=np.int64)[::-1]
+
+
 def conv_output_size(size: Ints, kernel: Ints, stride: Ints, padding: Pairs, dilation: Ints) -> Ints:
     """Spatial size of a convolution's output: floor((L + lo + hi - dilation (k - 1) - 1) / stride) + 1."""
     return tuple((n + lo + hi - d * (k - 1) - 1) // s + 1
@@ -297,22 +311,40 @@ def check_pool(size: Ints, lead: Ints, kernel: Ints, padding: Ints, dilation: In
 
 def max_pool(x: np.ndarray, kernel_size: Ints, stride: Ints, padding: Ints, dilation: Ints,
              ceil_mode: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The largest element of each window, and where it is: a flat index into the input's spatial dims
-    (the first maximum in scan order on ties; NaN counts as the largest, as torch)."""
+    """The largest element of each window, and where it is: a flat index into the input's spatial dims.
+
+    As torch's kernel, each window is scanned in order from its first element inside the input: an element
+    takes over if it is larger than the maximum so far (ties keep the first) or NaN (the last NaN wins).
+    The scan runs over all windows at once, one elementwise pass per kernel offset (no window copy); each
+    window's winner is tracked as its offset's number k, which only grows along the scan, so "take k where
+    the element takes over" is ``maximum(winner, takes_over * k)`` on small integers."""
     nd = len(kernel_size)
     size = tuple(np.shape(x)[-nd:])
     out_size, pairs = pool_geometry(size, kernel_size, stride, padding, dilation, ceil_mode)
     check_pool(size, tuple(np.shape(x)[:-nd]), kernel_size, padding, dilation, out_size, True)
-    cols = windows(pad_spatial(x, pairs, -np.inf), kernel_size, stride, dilation, out_size)
-    flat = np.reshape(cols, cols.shape[:-nd] + (-1,))  # (..., *O, prod(K)): one copy
-    where = np.argmax(flat, axis=-1)
-    values = np.take_along_axis(flat, where[..., None], -1)[..., 0]
-    index = np.zeros(where.shape, np.int64)
-    for j, (offset, o, s, p, d, n) in enumerate(zip(np.unravel_index(where, kernel_size), out_size, stride, padding,
-                                                    dilation, size)):
-        start = (np.arange(o) * s - p).reshape((o,) + (1,) * (nd - 1 - j))  # window starts along dim j
-        index = index * n + start + offset * d
-    return values, index
+    views = offset_views(pad_spatial(x, pairs, -np.inf), kernel_size, stride, dilation, out_size)
+    place, offset_place = _places(size), _places(kernel_size)
+    starts = [(np.arange(o) * s - p).reshape((o,) + (1,) * (nd - 1 - j))
+              for j, (o, s, p) in enumerate(zip(out_size, stride, padding))]
+    inside = sum(-(np.minimum(start, 0) // d) * step  # number of each window's first offset inside the input
+                 for start, d, step in zip(starts, dilation, offset_place))
+    number = np.min_scalar_type(len(views))
+    best = views[0][1] if len(views) > 1 else views[0][1].copy()  # padding is -inf: it never takes over
+    winner = np.empty(best.shape, number)
+    winner[...] = inside
+    for k, (_, view) in enumerate(views[1:], 1):
+        np.maximum(winner, np.multiply(np.greater(view, best), number.type(k), dtype=number), out=winner)
+        best = np.maximum(best, view, out=None if k == 1 else best)  # NaN spreads into its window's value
+    nan = np.isnan(best)
+    if nan.any():
+        last_nan = np.zeros(best.shape, number)
+        for k, (_, view) in enumerate(views):
+            np.maximum(last_nan, np.multiply(np.isnan(view), number.type(k), dtype=number), out=last_nan)
+        np.copyto(winner, last_nan, where=nan)
+    shift = np.array([np.dot(np.multiply(offset, dilation), place) for offset, _ in views], np.int64)
+    index = shift[winner]  # (np.take would be slower here)
+    index += sum(start * step for start, step in zip(starts, place))  # + each window's offset 0
+    return best, index
 
 
 def max_unpool(x: np.ndarray, indices: np.ndarray, output_size: Ints) -> np.ndarray:
@@ -350,13 +382,9 @@ def avg_pool(x: np.ndarray, kernel_size: Ints, stride: Ints, padding: Ints, ceil
     ones = (1,) * nd
     out_size, pairs = pool_geometry(size, kernel_size, stride, padding, ones, ceil_mode)
     check_pool(size, tuple(np.shape(x)[:-nd]), kernel_size, padding, ones, out_size, False)
-    padded = pad_spatial(x, pairs)
-    offsets = list(product(*(range(k) for k in kernel_size)))
-    windows_at = [padded[(Ellipsis,) + tuple(slice(k, k + (o - 1) * s + 1, s) for k, o, s in zip(offset, out_size,
-                                                                                             stride))]
-                  for offset in offsets]  # one strided view per kernel offset
-    total = windows_at[0].copy()
-    for part in windows_at[1:]:
+    (_, first), *rest = offset_views(pad_spatial(x, pairs), kernel_size, stride, ones, out_size)
+    total = first.copy()
+    for _, part in rest:
         total += part
     divisor = avg_pool_divisor(size, kernel_size, stride, padding, out_size, count_include_pad, divisor_override)
     return np.divide(total, divisor, out=total)

@@ -58,3 +58,20 @@ def test_pools_match_torch(kernel: int, stride: int, padding: int, ceil_mode: bo
             ceil_mode=ceil_mode), x)
     compare(lambda x: F.avg_pool2d(x, *args, ceil_mode, count_include_pad),
             lambda x: TF.avg_pool2d(x, *args, ceil_mode, count_include_pad), x)
+
+
+@settings(max_examples=examples(25), deadline=None)
+@given(st.tuples(st.integers(1, 3), st.integers(1, 3)), st.tuples(st.integers(1, 3), st.integers(1, 3)),
+       st.tuples(st.integers(0, 1), st.integers(0, 1)), st.tuples(st.integers(1, 2), st.integers(1, 2)),
+       st.booleans(), st.integers(0, 99))
+def test_max_pool_indices_match_torch_with_ties_and_nans(kernel, stride, padding, dilation, ceil_mode: bool,
+                                                         seed: int) -> None:
+    """Values drawn from {-inf, 0, 1, NaN}: ties, NaNs and all -inf windows; the indices equal torch's."""
+    padding = tuple(min(p, (d * (k - 1) + 1) // 2) for p, k, d in zip(padding, kernel, dilation))
+    x = np.random.default_rng(seed).choice([-np.inf, 0.0, 1.0, np.nan], size=(2, 2, 7, 6), p=[0.4, 0.3, 0.2, 0.1])
+    kwargs = {"stride": stride, "padding": padding, "dilation": dilation, "ceil_mode": ceil_mode,
+              "return_indices": True}
+    values, indices = F.max_pool2d(x, kernel, **kwargs)
+    expected, expected_indices = TF.max_pool2d(torch.tensor(x), kernel, **kwargs)
+    np.testing.assert_array_equal(values.data, expected.numpy())
+    np.testing.assert_array_equal(indices.data, expected_indices.numpy())

@@ -61,6 +61,26 @@ def test_max_pool2d_matches_torch(kwargs: dict) -> None:
 
 
 @needs_torch
+@pytest.mark.parametrize("kwargs", [{"kernel_size": 2}, {"kernel_size": 2, "stride": 1, "padding": 1},
+                                    {"kernel_size": (2, 3), "padding": 1, "dilation": (1, 2)},
+                                    {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True}])
+def test_max_pool2d_ties_nans_and_infinities_as_torch(kwargs: dict) -> None:
+    """Indices and gradients where windows tie, hold several NaNs, or hold only -inf beside the padding:
+    the first maximum, the last NaN, the first element inside the input (never a padded place)."""
+    x = rng.choice([-np.inf, 0.0, 1.0, np.nan], size=(2, 3, 6, 7), p=[0.4, 0.25, 0.25, 0.1])
+    x[0, 0] = -np.inf
+    values, indices = F.max_pool2d(fg.tensor(x, requires_grad=True), return_indices=True, **kwargs)
+    t_values, t_indices = TF.max_pool2d(torch.tensor(x, requires_grad=True), return_indices=True, **kwargs)
+    np.testing.assert_array_equal(values.data, t_values.detach().numpy())
+    np.testing.assert_array_equal(indices.data, t_indices.numpy())
+    x_fg, x_th = fg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    w = rng.normal(size=values.shape)
+    F.max_pool2d(x_fg, **kwargs).backward(fg.tensor(w))
+    TF.max_pool2d(x_th, **kwargs).backward(torch.tensor(w))
+    np.testing.assert_array_equal(x_fg.grad.data, x_th.grad.numpy())
+
+
+@needs_torch
 def test_max_pool1d_matches_torch() -> None:
     compare(lambda x: F.max_pool1d(x, 2), lambda x: TF.max_pool1d(x, 2), A(2, 3, 8))
 
