@@ -43,7 +43,7 @@ def _seed_gradients(outputs: tuple[Tensor, ...], grad_outputs: Any, create_graph
     for i, (out, g) in enumerate(zip(outputs, given)):
         if not isinstance(out, Tensor):
             raise TypeError(f"outputs[{i}] is a {type(out).__name__}, not a Tensor")
-        if not out.requires_grad:
+        if not out._requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn; "
                                "the output was computed without any input that requires grad, or under no_grad()")
         if g is None:
@@ -67,7 +67,7 @@ def _seed_gradients(outputs: tuple[Tensor, ...], grad_outputs: Any, create_graph
                                    f"output[{i}] has a shape of {out.shape}"
                                    + (" (with is_grads_batched=True, a leading batch dimension is expected)"
                                       if batched else ""))
-        seeds.append(Tensor(g) if tensors and not isinstance(g, Tensor) else g)
+        seeds.append(Tensor._wrap(g) if tensors and not isinstance(g, Tensor) else g)
     return seeds
 
 

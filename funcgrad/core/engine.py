@@ -129,7 +129,7 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
             node, nr = t._edge()
             captures.setdefault(node, []).append((nr, i))
         targets = set(captures)
-        if len(SINKS) != sum(1 for n in targets if n in SINKS):  # a sink that is no target: find the path to them
+        if len(SINKS) != len([n for n in targets if not n._edges]):  # a sink that is no target: find the paths
             run = _on_path(_reachable(list(slots)), targets)
             if accumulate:
                 run.update(n for n in targets if type(n) is AccumulateGrad)
