@@ -238,3 +238,35 @@ def test_getitem_matches_numpy_and_gradcheck(case: tuple[tuple[int, ...], tuple[
     if out.data.size:  # an empty result shares no memory, so it is not marked as a view
         assert out._base is x
         assert gradcheck(lambda t: t[index], (x,))
+
+
+SECOND_ORDER_INDEXING = {
+    "getitem": lambda x, i: x[i],
+    "getitem-tuple": lambda x, i: x[(i,)],
+    "gather": lambda x, i: fg.gather(x, 0, i),
+    "index_select": lambda x, i: fg.index_select(x, 0, i),
+    "take_along_dim": lambda x, i: fg.take_along_dim(x, i, 0),
+    "scatter": lambda x, i: fg.scatter(fg.zeros(4), 0, i, x[:2])[:2],
+    "scatter_add": lambda x, i: fg.scatter_add(fg.zeros(4), 0, i, x[:2])[:2],
+    "max_unpool": lambda x, i: fg.max_unpool(x[:2].reshape(1, 1, 2), i.reshape(1, 1, 2), (4,)).reshape(4)[:2],
+}
+
+
+@pytest.mark.parametrize("name", sorted(SECOND_ORDER_INDEXING))
+def test_an_index_changed_between_the_first_and_the_second_backward_does_not_reach_it(name: str) -> None:
+    """The first backward with create_graph reads the (version-checked) index; the graph it records must not
+    keep a view of the index Tensor's memory, which a later in-place change would reach with no check (x[i] * v
+    with i = [0, 2]: d/dv of grad_x . w gave w[[1, 3]] after i.add_(1), not w[[0, 2]])."""
+    op = SECOND_ORDER_INDEXING[name]
+    grads = []
+    for change in (False, True):
+        x = fg.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+        v = fg.tensor([1.0, 1.0], requires_grad=True)
+        i = fg.tensor([0, 2])
+        (gx,) = fg.autograd.grad((op(x, i) * v).sum(), x, create_graph=True)
+        if change:
+            with fg.no_grad():
+                i.add_(1)
+        (gv,) = fg.autograd.grad((gx * fg.tensor([1.0, 2.0, 3.0, 4.0])).sum(), v)
+        grads.append(gv.data)
+    np.testing.assert_array_equal(grads[0], grads[1])

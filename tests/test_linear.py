@@ -211,3 +211,21 @@ def test_matmul_any_ranks(shapes: tuple[tuple[int, ...], tuple[int, ...]]) -> No
     x, y = (leaf(*s) for s in shapes)
     np.testing.assert_allclose(fg.matmul(x, y).data, np.matmul(x.data, y.data))
     assert gradcheck(fg.matmul, (x, y))
+
+
+@pytest.mark.parametrize("equation", ["ii->i", "ij->ji", "ij"])
+def test_an_einsum_of_one_operand_owns_its_memory(equation: str) -> None:
+    """NumPy answers a diagonal or a transpose with a view; the result had its own version counter, so changing
+    the operand in place after the forward silently changed what a node had saved (x * einsum("ii->i", a):
+    x.grad [0, 8, 16] after a.mul_(2), not the diagonal [0, 4, 8]), and changing the result wrote into the
+    operand unseen."""
+    a = fg.tensor(np.arange(9.0).reshape(3, 3))
+    expected = np.einsum(equation, a.data).copy()
+    x = fg.tensor(np.ones(expected.shape), requires_grad=True)
+    out = fg.einsum(equation, a)
+    loss = (x * out).sum()
+    a.mul_(2.0)
+    loss.backward()
+    np.testing.assert_array_equal(x.grad.data, expected)
+    out.add_(1.0)
+    np.testing.assert_array_equal(a.data, 2 * np.arange(9.0).reshape(3, 3))

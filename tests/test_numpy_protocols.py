@@ -323,3 +323,17 @@ def test_numpy_programs_equal_the_funcgrad_namespace(steps: list[str], values: l
     x = np.array(values)
     np.testing.assert_allclose(func.grad(program(0))(x), func.grad(program(1))(x), rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(func.hessian(program(0))(x), func.hessian(program(1))(x), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("take", [lambda a, i: np.take(a, i), lambda a, i: np.take(a, i, axis=0),
+                                  lambda a, i: np.take_along_axis(a, i, axis=0)])
+def test_indices_changed_in_place_before_the_backward_raise(take: Any) -> None:
+    """As torch's take/take_along_dim: the rule reads the indices, so a change in place is caught, not a
+    gradient at the new places (np.take(a, i) with i = [0, 1] changed to [1, 2] gave [0, 1, 1])."""
+    a = fg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    i = fg.tensor([0, 1])
+    out = take(a, i)
+    with fg.no_grad():
+        i.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()

@@ -262,3 +262,17 @@ def test_prod_third_derivative_with_a_tiny_entry(values: list[float]) -> None:
 def test_sum_to_a_shape_that_does_not_broadcast_raises_torchs_error(shape: tuple, to: tuple) -> None:
     with pytest.raises(RuntimeError, match=rf"size \{{\[{', '.join(map(str, to))}\]\}} is not expandable"):
         fg.sum_to(fg.zeros(*shape), to)
+
+
+def test_sum_to_its_own_shape_owns_its_memory() -> None:
+    """The kernel answers x's own shape with x itself; the result had its own version counter, so changing x in
+    place after the forward silently changed what a node had saved (y * v * y with y = sum_to(x, x.shape): the
+    gradient of v was (2x)^2 after x.mul_(2), not x^2)."""
+    x = fg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    v = fg.tensor([1.0, 1.0, 1.0], requires_grad=True)
+    y = fg.sum_to(x, (3,))
+    loss = (y * v * y).sum()
+    with fg.no_grad():
+        x.mul_(2.0)
+    loss.backward()
+    np.testing.assert_array_equal(v.grad.data, [1.0, 4.0, 9.0])

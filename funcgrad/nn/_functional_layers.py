@@ -200,7 +200,8 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None) -> Any:
         keep[padding_idx] = 0
         if isinstance(weight, Tensor):
             weight = weight * keep + weight.detach() * (1 - keep)
-    return ops.getitem(weight, index)
+    # a Tensor of indices is saved as one (its version checked, as torch's), not as a view of its memory
+    return ops.getitem(weight, input if isinstance(input, Tensor) else index)
 
 
 def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:

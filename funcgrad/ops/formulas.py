@@ -198,15 +198,27 @@ def count(shape: tuple[int, ...], dim: Any) -> int:
 
 
 # ----- indexing -----
-def as_index(index: Any) -> tuple[Any, ...]:
+def owned(index: Any) -> Any:
+    """An index a rule reads, as an array; one that comes as a Tensor (a rule under create_graph) as a copy of
+    its own: the graph the rule records keeps the values read now, which the node's version check vouched for,
+    not a view of the Tensor's memory that a later in-place change would reach unchecked."""
+    if isinstance(index, Tensor):
+        data = index.data
+        return data.copy() if type(data) is np.ndarray else data  # (a traced array under jit stays itself)
+    return np.asarray(index)
+
+
+def as_index(index: Any, own: bool = False) -> tuple[Any, ...]:
     """``index`` as a tuple NumPy understands: Tensors (and lists) inside it become arrays (a Tensor its own
-    array, which may be a traced one under ``jit``)."""
+    array, which may be a traced one under ``jit``; with ``own``, a copy, see ``owned``)."""
     items = index if isinstance(index, tuple) else (index,)
     for i in items:  # the common case, arrays, slices and ints only: nothing to convert
         if type(i) is not np.ndarray and type(i) is not slice and type(i) is not int:
             break
     else:
         return items
+    if own:
+        items = tuple([owned(i) if isinstance(i, Tensor) else i for i in items])
     return tuple([i.data if type(i) is Tensor else i if i is None or i is Ellipsis or isinstance(i, _AS_IS)
                   else i.data if isinstance(i, Tensor) else np.asarray(i) for i in items])
 
@@ -238,7 +250,7 @@ def core_index(index: Any, shape: tuple[int, ...]) -> tuple[tuple[Any, ...], int
     other becomes one integer array per dim (from the flat positions it picks), so NumPy never moves
     the indexed dims before the batch dims.
     """
-    index = as_index(index)
+    index = as_index(index, own=True)
     if len(index) <= len(shape):
         ndim = _integer_arrays_ndim(index)
         if ndim >= 0:  # x[rows, cols]: adjacent integer arrays, whose dims NumPy puts where they stand (after batch)

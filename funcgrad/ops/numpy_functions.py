@@ -462,13 +462,13 @@ def take(a: Any, indices: Any, axis: int | None = None, out: Any = None, mode: s
     _reject("take", out=out)
     if axis is None:
         a, axis = _flat(a), 0
-    return a[(slice(None),) * (axis % _ndim(a)) + (_data(indices),)]
+    return a[(slice(None),) * (axis % _ndim(a)) + (indices,)]  # a Tensor of indices saved as one (version-checked)
 
 
 @implements(np.take_along_axis)
 def take_along_axis(arr: Any, indices: Any, axis: int | None = -1) -> Any:
     """``np.take_along_axis``."""
-    return F.take_along_dim(arr, _data(indices), axis)
+    return F.take_along_dim(arr, indices, axis)  # a Tensor of indices saved as one (version-checked)
 
 
 @implements(np.pad)

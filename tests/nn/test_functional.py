@@ -398,3 +398,15 @@ def test_a_class_weight_changed_in_place_after_the_loss_does_not_change_its_grad
         loss.backward()
         grads.append(logits.grad.data)
     np.testing.assert_array_equal(grads[0], grads[1])
+
+
+def test_embedding_indices_changed_in_place_before_the_backward_raise() -> None:
+    """As torch: embedding's rule reads the indices, so a change in place is caught, not a gradient for the new
+    rows (it gave rows 1 and 2 for indices [0, 1, 1] changed to [1, 2, 2])."""
+    weight = fg.tensor(np.arange(12.0).reshape(4, 3), requires_grad=True)
+    indices = fg.tensor([0, 1, 1])
+    out = F.embedding(indices, weight)
+    with fg.no_grad():
+        indices.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()

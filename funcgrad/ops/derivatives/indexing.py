@@ -25,7 +25,7 @@ def _dim(dim: int, ndim: int) -> int:
 
 def _gather_index(x_shape: tuple[int, ...], dim: int, index: Any, src_shape: Any = None) -> tuple[np.ndarray, ...]:
     """The index of ``gather``/``scatter``: ``index`` may be no larger than x (and src) apart from ``dim``."""
-    index = np.asarray(index)
+    index = R.owned(index)
     if index.ndim != len(x_shape):
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     d = _dim(dim, len(x_shape))
@@ -40,7 +40,7 @@ def _gather_index(x_shape: tuple[int, ...], dim: int, index: Any, src_shape: Any
 
 def _select_index(x_shape: tuple[int, ...], dim: int, index: Any) -> tuple[Any, ...]:
     """The index of ``index_select``: a vector (or scalar) of positions along ``dim``."""
-    index = np.asarray(index)
+    index = R.owned(index)
     if index.ndim > 1:
         raise IndexError(f"index_select(): Index is supposed to be a vector, got {index.ndim} dims")
     d = _dim(dim, len(x_shape))
@@ -51,7 +51,7 @@ def _select_index(x_shape: tuple[int, ...], dim: int, index: Any) -> tuple[Any, 
 def _take_along_index(x_shape: tuple[int, ...], indices: Any, dim: int | None) -> tuple[Any, ...]:
     """The index of ``take_along_dim``: flat positions when ``dim`` is None, else ``indices``
     along ``dim`` broadcast against x's other dims (negative indices count from the end, as torch)."""
-    indices = np.asarray(indices)
+    indices = R.owned(indices)
     if dim is None:
         flat = indices.reshape(-1)
         K.check_range(flat, int(np.prod(x_shape, dtype=np.int64)), 0)
@@ -261,7 +261,7 @@ def _write_jvp(x_t: Any, x: Any, index: Any, v_t: Any, v: Any, accumulate: bool)
 
 def _scatter_jvp(x_t: Any, src_t: Any, x: Any, src: Any, dim: int, index: Any, accumulate: bool) -> Any:
     """scatter writes src[i][j] at index[i][j] along ``dim``: the tangent writes src_t there into x_t."""
-    index = np.asarray(index)
+    index = R.owned(index)
     place = _gather_index(np.shape(x), dim, index, np.shape(src) or None)
     if np.ndim(src):  # only src's elements at index's positions are written
         used = (Ellipsis,) + tuple(slice(n) for n in index.shape)

@@ -107,7 +107,14 @@ def _tensordot(x: np.ndarray, y: np.ndarray, dims: Dims = 2) -> np.ndarray:
 
 def _einsum(equation: str, operands: Sequence[np.ndarray]) -> np.ndarray:
     """Einstein summation over the operands' subscripts (NumPy's rules, ``...`` and implicit output)."""
-    return np.einsum(equation, *operands, optimize=len(operands) > 1)  # a BLAS path pays off from 2 operands
+    if len(operands) > 1:
+        return np.einsum(equation, *operands, optimize=True)  # a BLAS path pays off from 2 operands
+    operand = operands[0]
+    out = np.einsum(equation, operand)
+    # NumPy answers a diagonal or a transpose with a view; a result of its own, as the op's is no view: an in-place
+    # change of the operand must not reach what a node saved of the result, nor a change of the result the operand
+    shared = type(out) is np.ndarray and type(operand) is np.ndarray and np.may_share_memory(out, operand)
+    return out.copy() if shared else out
 
 
 # ----- shape checks -----------------------------------------------------------------------------

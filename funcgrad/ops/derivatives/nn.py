@@ -187,7 +187,7 @@ def gather_spatial(a: Any, indices: Any, nd: int) -> Any:
     """a[..., index] over the flattened trailing ``nd`` dims: (*batch, N, C, *L) -> (*batch, N, C, *indices' spatial)."""
     lead = tuple(np.shape(a)[: np.ndim(a) - nd])
     spatial = tuple(np.shape(indices)[-nd:])
-    index = np.asarray(indices)  # integer: never part of a graph
+    index = R.owned(indices)  # integer: never part of a graph
     index = np.broadcast_to(index.reshape(index.shape[:-nd] + (-1,)), lead + (int(np.prod(spatial)),))
     return F.reshape(F.take_along_dim(F.reshape(a, lead + (-1,)), index, -1), lead + spatial)
 

@@ -48,6 +48,12 @@ def _sum(x, dim=None, keepdim=False):
     return np.sum(x, axis=_dims(dim, np.ndim(x)), keepdims=keepdim)
 
 
+def _sum_to(x, shape):
+    """Sum ``x`` down to ``shape`` (the inverse of broadcasting ``shape`` up to ``x.shape``)."""
+    out = K.sum_to(x, shape)
+    return out.copy() if out is x else out  # x's own shape: a result of its own, as the op's is no view of x
+
+
 def _mean(x, dim=None, keepdim=False):
     """Mean over ``dim`` (all dims when None)."""
     if type(x) is np.ndarray and x.dtype.kind in "fc" and x.dtype.itemsize >= 4:  # np.mean's own sum and divide,
@@ -308,7 +314,7 @@ def _cumprod_jvp(x_t, x, dim):
 
 
 # ----- sums and moments -----------------------------------------------------------------------
-sum_to = defop("sum_to", K.sum_to, x=lambda g, x_shape, shape: R.expand_to(g, shape, x_shape),
+sum_to = defop("sum_to", _sum_to,  x=lambda g, x_shape, shape: R.expand_to(g, shape, x_shape),
                jvp=_sum_to_jvp)
 sum    = defop("sum",    _sum,     x=lambda g, x_shape, dim, keepdim: R.unreduce(g, x_shape, dim, keepdim),
                jvp=lambda x_t, x, dim, keepdim: F.sum(x_t, _dims_from_end(dim, np.ndim(x)), keepdim))
