@@ -188,6 +188,28 @@ def cross_entropy(input: np.ndarray, target: np.ndarray, weight: Any = None, ign
 
 
 # ----- convolutions ----------------------------------------------------------------------------
+def _per_sample(cols: np.ndarray, nd: int) -> bool:
+    """Whether a convolution's products run per sample (one (C K) x O matrix each) rather than as one product
+    over all samples: when each sample has at least as many positions O as products C K per position. With
+    few positions (deep layers) one product is faster despite the transpose of its result (measured:
+    64x20x12x12 input with 50x20x5x5 weight, forward 4.8 -> 4.3 ms, weight gradient 5.4 -> 4.8 ms); with
+    many positions and few products (64x1x28x28 with 20x1x5x5) the per-sample products are (1.0 vs 1.7 ms)."""
+    shape = cols.shape[cols.ndim - 2 * nd - 1:]  # (C, *O, *K)
+    return math.prod(shape[1: nd + 1]) >= shape[0] * math.prod(shape[nd + 1:])
+
+
+def _columns(cols: np.ndarray, nd: int, per_sample: bool) -> np.ndarray:
+    """The im2col matrix of a window view ``(*rows, C, *O, *K)``, its one copy: ``(*rows, C K, O)`` (a matrix
+    per sample) if ``per_sample``, else ``(C K, rows O)`` (one matrix for all samples, C K rows)."""
+    lead = cols.ndim - 2 * nd - 1
+    rows, channel = tuple(range(lead)), (lead,)
+    positions, offsets = tuple(range(lead + 1, lead + nd + 1)), tuple(range(lead + nd + 1, cols.ndim))
+    products = cols.shape[lead] * math.prod(cols.shape[lead + nd + 1:])
+    if per_sample:
+        return np.reshape(np.transpose(cols, rows + channel + offsets + positions), cols.shape[:lead] + (products, -1))
+    return np.reshape(np.transpose(cols, channel + offsets + rows + positions), (products, -1))
+
+
 def convolution(input: np.ndarray, weight: np.ndarray, bias: Any, stride: Ints, padding: Pairs, dilation: Ints,
                 groups: int) -> np.ndarray:
     """Cross-correlation, as torch's conv: out[n, o, p] = bias[o] + sum_{c, k} x_pad[n, c, p s + k d] w[o, c, k],
@@ -204,14 +226,13 @@ def convolution(input: np.ndarray, weight: np.ndarray, bias: Any, stride: Ints, 
                            f"Kernel size can't be greater than actual input size")
     cols = windows(padded, kernel, stride, dilation, out_size)  # (*b, N, C, *O, *K)
     if groups == 1 and np.ndim(weight) == nd + 2:
-        # one product per sample: w (C_out, C K) @ cols (N, C K, O) -> (N, C_out, O), contiguous as torch's
-        batch = cols.shape[: cols.ndim - 2 * nd - 1]
-        lead = len(batch) + 1
-        cols = np.transpose(cols, tuple(range(lead)) + tuple(lead + nd + i for i in range(nd))
-                            + tuple(lead + i for i in range(nd)))  # (*b, N, C, *K, *O)
-        cols = np.reshape(cols, batch + (math.prod(cols.shape[lead - 1: lead + nd]), math.prod(out_size)))
-        out = np.matmul(np.reshape(weight, (weight.shape[0], -1)), cols)
-        return _add_bias(np.reshape(out, batch + (weight.shape[0],) + out_size), bias, nd)
+        rows = cols.shape[: cols.ndim - 2 * nd - 1]  # (*b, N)
+        w = np.reshape(weight, (weight.shape[0], -1))  # (C_out, C K)
+        if _per_sample(cols, nd):  # w @ cols (rows, C K, O) -> (rows, C_out, O): torch's layout already
+            return _add_bias(np.reshape(np.matmul(w, _columns(cols, nd, True)), rows + (w.shape[0],) + out_size),
+                             bias, nd)
+        out = np.reshape(w @ _columns(cols, nd, False), (w.shape[0],) + rows + out_size)  # (C_out, *rows, *O)
+        return _add_bias(np.ascontiguousarray(np.moveaxis(out, 0, len(rows))), bias, nd)
     spatial, offsets = _letters(nd, "p"), _letters(nd, "i")
     out = np.einsum(f"...ngc{spatial}{offsets},...goc{offsets}->...ngo{spatial}",
                     _split_groups(cols, -2 * nd - 1, groups), _split_groups(weight, -nd - 2, groups), optimize=True)
@@ -269,8 +290,13 @@ def convolution_weight(input: np.ndarray, grad_output: np.ndarray, kernel_size: 
     cols = windows(pad_spatial(input, padding), kernel_size, stride, dilation, out_size)  # (*b, N, C, *O, *K)
     core = nd + 2
     if groups == 1 and np.ndim(input) == core and np.ndim(grad_output) == core:
-        sample_and_space = [0] + [2 + i for i in range(nd)]
-        return np.tensordot(grad_output, cols, axes=(sample_and_space, sample_and_space))  # (C_out, C, *K)
+        shape = (np.shape(grad_output)[1], np.shape(input)[1]) + tuple(kernel_size)
+        g = np.reshape(grad_output, np.shape(grad_output)[:2] + (-1,))  # (N, C_out, O)
+        if _per_sample(cols, nd):  # sum_n g[n] @ cols[n]ᵀ
+            per_sample = np.matmul(g, np.swapaxes(_columns(cols, nd, True), -1, -2))  # (N, C_out, C K)
+            return np.reshape(np.add.reduce(per_sample, axis=0), shape)
+        g = np.reshape(np.moveaxis(g, 1, 0), (g.shape[1], -1))  # (C_out, N O): a small copy
+        return np.reshape(g @ _columns(cols, nd, False).T, shape)
     spatial, offsets = _letters(nd, "p"), _letters(nd, "i")
     out = np.einsum(f"...ngo{spatial},...ngc{spatial}{offsets}->...goc{offsets}",
                     _split_groups(grad_output, -nd - 1, groups), _split_groups(cols, -2 * nd - 1, groups),
