@@ -26,7 +26,9 @@ Recording = Callable[[], tuple[Any, tuple[Any, ...]]]  # a fresh call of the op:
 
 
 def _outputs(out: Any) -> list[fg.Tensor]:
-    return [o for o in (out if isinstance(out, tuple | list) else (out,)) if isinstance(o, fg.Tensor) and o.requires_grad]
+    """The results that require grad."""
+    results = out if isinstance(out, tuple | list) else (out,)
+    return [o for o in results if isinstance(o, fg.Tensor) and o.requires_grad]
 
 
 def _weighted_sum(tensors: list[Any], seed: float) -> Any:
@@ -108,10 +110,6 @@ def _check(record: Recording, gradient: Callable[[Recording, int | None], list[A
             f"argument {k} changed in place after the forward: a different gradient and no error"
 
 
-def _recordings(cases: list[S], op: Any) -> list[Recording]:
-    return [lambda case=case: call_with(op, case) for case in cases]
-
-
 DIFFERENTIABLE = sorted(name for name in SAMPLES if OPS[name].differentiable)
 
 
@@ -131,7 +129,8 @@ def test_changing_an_argument_between_the_backwards_raises_or_keeps_the_second_d
 
 @pytest.mark.parametrize("entry", list(NUMPY_SAMPLES), ids=_name)
 def test_numpy_entry_points_raise_or_keep_the_gradient(entry: Any) -> None:
-    for record in _recordings(NUMPY_SAMPLES[entry], _callable(entry)):
+    for case in NUMPY_SAMPLES[entry]:
+        record: Recording = lambda case=case: call_with(_callable(entry), case)  # noqa: E731
         _check(record, lambda r, k: _first(r, k, False))
         _check(record, _second)
 
