@@ -323,3 +323,38 @@ def test_gradients_for_any_set_of_inputs_equal_those_taken_one_at_a_time(data: s
         if g is not None:
             np.testing.assert_allclose(g.data, alone.data, rtol=1e-12, atol=1e-12)
     assert all(v.grad is None for v in values)  # grad accumulates into nothing
+
+
+# ----- long recordings and the garbage collector ----------------------------------------------------
+def test_long_recording_raises_the_collector_threshold_inside_only() -> None:
+    before = gc.get_threshold()
+    x = leaf(1.0, 2.0)
+    with autograd.graph.long_recording(50_000):
+        assert gc.get_threshold() == (50_000, *before[1:])
+        y = x
+        for _ in range(500):
+            y = y * 0.999 + 0.001
+        y.sum().backward()
+    assert gc.get_threshold() == before
+    np.testing.assert_allclose(x.grad.data, [0.999**500] * 2, rtol=1e-12)
+    with pytest.raises(RuntimeError, match="inside"), autograd.graph.long_recording():
+        raise RuntimeError("inside")
+    assert gc.get_threshold() == before  # put back after an error too
+
+
+def test_a_recording_is_freed_without_the_collector() -> None:
+    """No reference cycles: a graph goes when its last Tensor does, with the collector off."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        x = leaf(1.0, 2.0)
+        y = fg.exp(fg.sin(x) * x) + x
+        node = weakref.ref(y.grad_fn)
+        z = y.sum()
+        del y
+        assert node() is not None
+        del z
+        assert node() is None
+    finally:
+        if enabled:
+            gc.enable()
