@@ -185,7 +185,7 @@ def clamp(x: np.ndarray, min: Any = None, max: Any = None) -> np.ndarray:  # noq
     return x
 
 
-_BITS = {np.dtype(np.float64): np.dtype(np.int64), np.dtype(np.float32): np.dtype(np.int32)}
+_BITS: dict[np.dtype, np.dtype] = {np.dtype(np.float64): np.dtype(np.int64), np.dtype(np.float32): np.dtype(np.int32)}
 
 
 def where(condition: np.ndarray, x: Any, y: Any) -> np.ndarray:
