@@ -148,3 +148,20 @@ def test_views_made_in_grad_mode_keep_working() -> None:
     y.narrow(0, 2, 2).add_(y[:2])
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.data, [6.0, 6.0, 1.0, 1.0])
+
+
+@pytest.mark.xfail(strict=True, reason="fix in ops/calls.py: a Tensor given for a view op's number (an offset, a "
+                                       "dim) must be read at the call, as torch does, not by the view function later")
+def test_a_view_op_reads_a_number_given_as_a_tensor_at_the_call() -> None:
+    """``v = diagonal(b, offset=t)``, ``t.add_(1)``, then ``v.mul_(10)``: torch scales the offset-1 diagonal of
+    b; funcgrad's view function replayed the offset 2 (b[0, 2] scaled, v's values unchanged, a wrong gradient)."""
+    x = fg.tensor(np.arange(9.0).reshape(3, 3), requires_grad=True)
+    b = x * 1.0
+    t = fg.tensor(1)
+    v = fg.diagonal(b, offset=t)
+    t.add_(1)
+    v.mul_(10.0)
+    np.testing.assert_array_equal(v.data, [10.0, 50.0])
+    np.testing.assert_array_equal(b.data, [[0.0, 10.0, 2.0], [3.0, 4.0, 50.0], [6.0, 7.0, 8.0]])
+    b.sum().backward()
+    np.testing.assert_array_equal(x.grad.data, [[1.0, 10.0, 1.0], [1.0, 1.0, 10.0], [1.0, 1.0, 1.0]])
