@@ -410,3 +410,22 @@ def test_embedding_indices_changed_in_place_before_the_backward_raise() -> None:
         indices.add_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         out.sum().backward()
+
+
+def test_max_pool_indices_changed_between_the_first_and_the_second_backward_do_not_reach_it() -> None:
+    """max_pool's rule reads its indices output; under create_graph it recorded max_unpool with a view of the
+    returned indices' memory, so changing them in place before the second backward changed its result with no
+    error ([0, 2, 8, 10] for the maxima's [5, 6, 13, 11]); now it keeps the indices the first backward read."""
+    data = np.random.default_rng(0).standard_normal((1, 1, 4, 4))
+    grads = []
+    for change in (False, True):
+        x = fg.tensor(data, requires_grad=True)
+        values, indices = F.max_pool2d(x, 2, return_indices=True)
+        v = fg.ones(1, 1, 2, 2, requires_grad=True)
+        (gx,) = fg.autograd.grad((values * v).sum(), x, create_graph=True)
+        if change:
+            with fg.no_grad():
+                indices.copy_(fg.tensor([[[[0, 2], [8, 10]]]]))
+        (gv,) = fg.autograd.grad((gx * fg.tensor(np.arange(16.0).reshape(1, 1, 4, 4))).sum(), v)
+        grads.append(gv.data)
+    np.testing.assert_array_equal(grads[1], grads[0])

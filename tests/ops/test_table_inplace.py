@@ -57,9 +57,12 @@ def _change(t: fg.Tensor) -> None:
 
 
 def _first(record: Recording, changed: int | None, create_graph: bool) -> list[Any] | None:
-    """The gradient of a weighted sum of the outputs, argument ``changed`` changed in place after the forward."""
+    """The gradient of a weighted sum of the outputs, argument ``changed`` changed in place after the forward
+    (past the arguments: an integer result)."""
     fn, inputs = record()
-    outs = _outputs(fn(*inputs))
+    out = fn(*inputs)
+    outs = _outputs(out)
+    inputs = inputs + tuple(_integer_outputs(out))
     if not outs:
         return None
     loss = _weighted_sum(outs, 1.0)
@@ -72,9 +75,12 @@ def _first(record: Recording, changed: int | None, create_graph: bool) -> list[A
 
 def _second(record: Recording, changed: int | None) -> list[Any] | None:
     """The gradient of <u, grad_x <v, f(x)>> in the inputs and v, argument ``changed`` changed in place between
-    the first backward (create_graph) and the second: v's gradient only reaches the graph the rules recorded."""
+    the first backward (create_graph) and the second: v's gradient only reaches the graph the rules recorded.
+    ``changed`` past the arguments names a result that needs no gradient (max_pool's indices)."""
     fn, inputs = record()
-    outs = _outputs(fn(*inputs))
+    out = fn(*inputs)
+    outs = _outputs(out)
+    inputs = inputs + tuple(_integer_outputs(out))
     if not outs:
         return None
     vs = [fg.tensor(np.sin(np.arange(o.data.size).reshape(o.data.shape) + 0.3), requires_grad=True) for o in outs]
@@ -88,6 +94,12 @@ def _second(record: Recording, changed: int | None) -> list[Any] | None:
     return [None if g is None else g.data for g in fg.autograd.grad(first, leaves + vs, allow_unused=True)]
 
 
+def _integer_outputs(out: Any) -> list[fg.Tensor]:
+    """The results that are integer Tensors (indices), which a rule may read."""
+    results = out if isinstance(out, tuple | list) else (out,)
+    return [o for o in results if isinstance(o, fg.Tensor) and o.dtype.kind in "iu"]
+
+
 def _same(a: list[Any], b: list[Any]) -> bool:
     return all((x is None) == (y is None) and (x is None or np.allclose(x, y, equal_nan=True)) for x, y in zip(a, b))
 
@@ -97,8 +109,8 @@ def _check(record: Recording, gradient: Callable[[Recording, int | None], list[A
     expected = gradient(record, None)
     if expected is None:
         return
-    _, inputs = record()
-    for k, t in enumerate(inputs):
+    fn, inputs = record()
+    for k, t in enumerate(inputs + tuple(_integer_outputs(fn(*inputs)))):
         if not isinstance(t, fg.Tensor):
             continue
         try:

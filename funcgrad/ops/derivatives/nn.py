@@ -234,7 +234,7 @@ convolution_weight    = defop("convolution_weight",    K.convolution_weight,    
 
 # ----- pooling --------------------------------------------------------------------------------
 max_pool          = defop("max_pool",   K.max_pool,   multi_output=True,  # ties: the first maximum takes g, as torch
-                          x=lambda g, out, x_shape, kernel_size: F.max_unpool(g[0], out[1], tuple(x_shape[-len(kernel_size):])),
+                          x=lambda g, out, x_shape, kernel_size: F.max_unpool(g[0], R.owned(out[1]), tuple(x_shape[-len(kernel_size):])),
                           jvp=lambda x_t, out, kernel_size: (gather_spatial(x_t, out[1], len(kernel_size)), None))
 max_unpool        = defop("max_unpool", K.max_unpool, indices=NONDIFF,
                           x=lambda g, indices, output_size: gather_spatial(g, indices, len(output_size)),
