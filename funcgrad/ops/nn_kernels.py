@@ -6,9 +6,10 @@ Layout as torch: an input is ``(*batch, N, C, *spatial)`` and a weight ``(*batch
 ``N`` (or of ``C_out``) are batch dims that broadcast, so a rule may hand these kernels gradients that
 carry a batch of cotangents. Paddings are ``(before, after)`` pairs per spatial dim.
 
-A convolution is one contraction of a sliding-window view of the padded input with the weight (the
-im2col copy happens inside that one product); a transposed convolution is one product followed by one
-strided add per kernel offset (col2im). No Python loop runs over pixels or channels.
+A convolution (and its weight gradient) is one copy of a sliding-window view of the padded input into an
+im2col matrix laid out for the matrix product that follows (per sample or over all samples, by shape); a
+transposed convolution is one product followed by one strided add per kernel offset (col2im); max pooling
+is one elementwise pass per kernel offset over strided views. No Python loop runs over pixels or channels.
 """
 from __future__ import annotations
 
