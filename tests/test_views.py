@@ -150,8 +150,6 @@ def test_views_made_in_grad_mode_keep_working() -> None:
     np.testing.assert_array_equal(x.grad.data, [6.0, 6.0, 1.0, 1.0])
 
 
-@pytest.mark.xfail(strict=True, reason="fix in ops/calls.py: a Tensor given for a view op's number (an offset, a "
-                                       "dim) must be read at the call, as torch does, not by the view function later")
 def test_a_view_op_reads_a_number_given_as_a_tensor_at_the_call() -> None:
     """``v = diagonal(b, offset=t)``, ``t.add_(1)``, then ``v.mul_(10)``: torch scales the offset-1 diagonal of
     b; funcgrad's view function replayed the offset 2 (b[0, 2] scaled, v's values unchanged, a wrong gradient)."""

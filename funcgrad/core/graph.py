@@ -254,8 +254,10 @@ class Node:
                 raise version_error(self, value.data.shape, version, value.counter)
             if not as_tensors:
                 return value.data
-            if value.data.dtype.kind not in "fc":  # an integer output (indices) has no history
-                return Tensor._wrap(value.data)
+            if value.data.dtype.kind not in "fc":  # an integer output (indices) has no history, but its versions
+                indices = Tensor._wrap(value.data)
+                indices._version_counter = value.counter  # (an in-place change of it is seen by a later check)
+                return indices
             unpacked = Tensor._from_node(value.data, self, value.output_nr, value.counter)
             if value.dual is not None:
                 carry_tangent(value.dual, unpacked)

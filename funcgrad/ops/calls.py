@@ -274,7 +274,8 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
         if not plan:
             node._saved = node._versions = ()
         elif saves_shapes:
-            node._saved = tuple([args[p] if p >= 0 else _shape(args[-p - 2]) for p in fetch])
+            node._saved = tuple([(a if (a := args[p]).__class__ in _PLAIN else read_now(a)) if p >= 0
+                                 else _shape(args[-p - 2]) for p in fetch])
             node._versions = unchecked
         else:
             node._saved, node._versions = _saved(plan, args, needing, data, result._version_counter)
@@ -324,10 +325,12 @@ def _saved(plan: tuple[tuple[int, int, bool], ...], args: tuple[Any, ...], needi
             continue
         if p >= 0:
             value = args[p]
+            if not tensor:  # dim, keepdim, an offset...: what the call read (a number given as a 0-d Tensor too)
+                saved.append(value if value.__class__ in _PLAIN else read_now(value))
+                versions.append(None)
+                continue
             saved.append(value)
-            if not tensor:  # dim, keepdim, a class weight (which may be a Tensor)...
-                versions.append(_version(value))
-            elif isinstance(value, Tensor):
+            if isinstance(value, Tensor):
                 versions.append(value._version_counter[0])
             else:
                 versions.append(_version(value))
@@ -399,6 +402,34 @@ def _shape(value: Any) -> tuple[int, ...]:
 _PLAIN = frozenset({int, float, bool, str, type(None)})  # argument types that hold no Tensor
 
 
+def read_now(value: Any) -> Any:
+    """An argument that is no tensor input as the op's call reads it: a Tensor given for a number (torch takes a
+    0-d one for a dim or an offset) as its value, in a tuple or list too; anything else as it is. A rule or a view
+    function that uses it later then sees the call's value, not the Tensor as an in-place change left it."""
+    kind = value.__class__
+    if kind is tuple or kind is list:
+        for v in value:
+            if v.__class__ not in _PLAIN:  # (a Tensor, or a nested sequence, inside)
+                return kind([read_now(e) for e in value])
+        return value
+    return value.data.tolist() if isinstance(value, Tensor) else value
+
+
+def _read_all(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``read_now`` of each value; ``values`` itself when none is or holds a Tensor (numbers, tuples of numbers)."""
+    for v in values:
+        kind = v.__class__
+        if kind in _PLAIN:
+            continue
+        if kind is tuple:
+            for e in v:
+                if e.__class__ not in _PLAIN:
+                    return tuple([read_now(e) for e in values])
+            continue
+        return tuple([read_now(e) for e in values])
+    return values
+
+
 def _version(value: Any) -> Any:
     """The version to check a saved non-Tensor value against (None for numbers, arrays and None)."""
     return None if value.__class__ in _PLAIN else saved_version(value)
@@ -437,17 +468,20 @@ def as_view_op(spec: OpSpec, fn: Callable[..., Any]) -> Callable[..., Any]:
         if isinstance(out, Tensor) or several:
             source = args[0] if args else kwargs[spec.params[0]]
             if isinstance(source, Tensor):
+                # the arguments as the call read them (a number given as a Tensor is read now, as torch does:
+                # the view function replays the call when the base changes in place, maybe after that Tensor did)
+                rest = _read_all(args[1:])
+                given = {key: read_now(value) for key, value in kwargs.items()} if kwargs else kwargs
                 if several:
-                    params = spec.bind(args, kwargs)[1:]
                     for i, piece in enumerate(out):
-                        mark_view(piece, source, partial(_piece, spec, params, i), CreationMeta.MULTI_OUTPUT_NODE)
-                else:  # (the arguments are bound only if the view function ever runs: an in-place change)
-                    mark_view(out, source, lambda base: spec.plain(base, *spec.bind(args, kwargs)[1:]))
+                        mark_view(piece, source, partial(_piece, spec, rest, given, i), CreationMeta.MULTI_OUTPUT_NODE)
+                else:
+                    mark_view(out, source, lambda base: spec.plain(base, *rest, **given))
         return out
 
     return view_op
 
 
-def _piece(spec: OpSpec, params: tuple[Any, ...], i: int, base: Any) -> Any:
+def _piece(spec: OpSpec, rest: tuple[Any, ...], given: dict[str, Any], i: int, base: Any) -> Any:
     """Result ``i`` of the multi-output view op ``spec`` applied to ``base``: that view's view function."""
-    return spec.plain(base, *params)[i]
+    return spec.plain(base, *rest, **given)[i]

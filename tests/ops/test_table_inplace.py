@@ -225,12 +225,6 @@ def _with_tensor_argument(name: str, case: S, position: int) -> tuple[Any, tuple
     return with_it, leaves, tensors
 
 
-# Ops whose node saves only shapes and arguments that are no tensor inputs take a path of ops/calls.py that checks
-# no version: given as Tensors (torch reads them at the call), such arguments changed in place reach the rule.
-SAVED_UNCHECKED = {"adaptive_avg_pool", "avg_pool", "diag", "diagonal", "flip", "mean", "movedim", "narrow", "pad",
-                   "permute", "repeat", "roll", "sum_to", "transpose", "tril", "triu"}
-
-
 def _gradient_with_tensor_argument(name: str, case: S, position: int, change: bool) -> list[Any] | None:
     """The gradient of the op's call with argument ``position`` given as Tensors (changed in place after the
     forward if ``change``); None when the argument is of no such kind or the op does not take Tensors there."""
@@ -251,9 +245,7 @@ def _gradient_with_tensor_argument(name: str, case: S, position: int, change: bo
     return [g.data for g in fg.autograd.grad(loss, [t for t in leaves if isinstance(t, fg.Tensor) and t.requires_grad])]
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(
-    strict=True, reason="fix in ops/calls.py (_simple_recorder's saves_shapes path)")) if n in SAVED_UNCHECKED
-    else n for n in DIFFERENTIABLE])
+@pytest.mark.parametrize("name", DIFFERENTIABLE)
 def test_a_number_given_as_a_tensor_and_changed_after_the_forward_raises_or_keeps_the_gradient(name: str) -> None:
     """``fg.diagonal(x, offset=t)`` with a 0-d Tensor ``t`` (torch takes one), then ``t.add_(1)``: torch's error or
     the gradient of the forward's offset, never the gradient of another diagonal."""
