@@ -128,9 +128,9 @@ def _unary_op(spec: OpSpec, checked: bool, record: Callable[[tuple[Any, ...], An
 
 
 def _binary_op(spec: OpSpec, checked: bool, record: Callable[[tuple[Any, ...], Any], Any]) -> Callable[[Any, Any], Any]:
-    """The function of an op on ``(x, y)``, either of which may be a Tensor. Its common recording (a real float
-    result; rules reading nothing, as add's, or each the other input, as mul's) is done in place. Anything else
-    goes to ``record``."""
+    """The function of an op on ``(x, y)``, either of which may be a Tensor. Its recording of a real float result
+    is done in place, the commonest savings (nothing, as add's; each rule the other input, as mul's) without a
+    loop. Other results (integers, complex, structured) go to ``record``."""
     dispatch = DISPATCH
     kernel = spec.kernel
     wrap = Tensor._wrap
@@ -139,7 +139,6 @@ def _binary_op(spec: OpSpec, checked: bool, record: Callable[[tuple[Any, ...], A
     real_only = not spec.complex
     plan = _plan(spec, check_all=False)
     crosswise = plan == ((1, 0b01, True), (0, 0b10, True))  # x's rule reads y, y's rule reads x
-    inline = crosswise or not plan
     new = object.__new__
     ndarray = np.ndarray
     from_node = Tensor._from_node
@@ -161,7 +160,7 @@ def _binary_op(spec: OpSpec, checked: bool, record: Callable[[tuple[Any, ...], A
             return kernel(x, y)
         if not (requires_grad and differentiable and STATE.grad_enabled):
             return wrap(out)
-        if not inline or type(out) is not ndarray or out.dtype.kind != "f":
+        if type(out) is not ndarray or out.dtype.kind != "f":
             return record((x, y), out)
         node = new(node_class)
         node.sequence_nr = next_sequence_nr()
@@ -172,7 +171,7 @@ def _binary_op(spec: OpSpec, checked: bool, record: Callable[[tuple[Any, ...], A
         if real_only and (edge_x[3] is not None and edge_x[3].kind == "c"
                           or edge_y[3] is not None and edge_y[3].kind == "c"):
             refuse_complex(spec, (x, y), out)
-        result = from_node(out, node, 0, [0])
+        result = from_node(out, node, 0, counter := [0])
         if crosswise:
             for_x = y if edge_x is not NO_EDGE else None
             for_y = x if edge_y is not NO_EDGE else None
@@ -182,8 +181,11 @@ def _binary_op(spec: OpSpec, checked: bool, record: Callable[[tuple[Any, ...], A
             version_y = (for_y._version_counter[0] if isinstance(for_y, Tensor) else
                          None if for_y is None or for_y.__class__ is float else _version(for_y))
             node._versions = UNCHECKED_PAIR if version_x is None and version_y is None else (version_x, version_y)
-        else:
+        elif not plan:
             node._saved = node._versions = ()
+        else:  # (div, pow...: the general saving, still without the recorder's call)
+            needing = (edge_x is not NO_EDGE) | (edge_y is not NO_EDGE) << 1
+            node._saved, node._versions = _saved(plan, (x, y), needing, out, counter)
         return result
 
     return binary
