@@ -55,7 +55,7 @@ class ForwardLayer(DualLevel):
         if plan.elementwise and self._elementwise_on_arrays(plan, full, out):
             return out
         if plan.sequence is not None:
-            tangents = _input_tangents(spec, full, self)
+            tangents = _sequence_tangents(spec, full, self)
             if tangents is None:
                 return out
         else:  # one lookup per tensor input, inline: this runs for every op of a forward-mode pass
@@ -272,43 +272,20 @@ def dense(tangent: Tensor | None) -> Tensor | None:
     return ops.to_copy(tangent, tangent.dtype)
 
 
-def _input_tangents(spec: OpSpec, full: tuple[Any, ...], level: DualLevel) -> list[Any] | None:
-    """One entry per rule input (per element of a sequence input): its tangent at ``level``, or None (also for
-    NONDIFF); None when no input has one."""
+def _sequence_tangents(spec: OpSpec, full: tuple[Any, ...], level: DualLevel) -> list[Any] | None:
+    """One entry per element of the sequence input of ``spec`` (cat, stack, einsum): its tangent at ``level``, or
+    None; None when no element has one. (Ops on separate tensors look theirs up inline, in ``ForwardLayer.op``.)"""
     found = False
     tangents: list[Any] = []
-    if spec.sequence:
-        for a in full[spec.params.index(spec.sequence)]:
-            t = tangent_of(a, level)
-            found = found or t is not None
-            tangents.append(t)
-        return tangents if found else None
-    for p, differentiable in zip(spec.tensor_positions, _differentiable(spec)):
-        a = full[p]
-        t = None
-        if differentiable and isinstance(a, Tensor):
-            extra = a._extra
-            if extra is not None and extra.tangents:
-                t = extra.tangents.get(level)
-                if t is not None:
-                    found = True
+    for a in full[spec.params.index(spec.sequence)]:  # type: ignore[arg-type]
+        t = tangent_of(a, level)
+        found = found or t is not None
         tangents.append(t)
     return tangents if found else None
 
 
-_DIFFERENTIABLE: dict[OpSpec, tuple[bool, ...]] = {}
-
-
-def _differentiable(spec: OpSpec) -> tuple[bool, ...]:
-    """Per tensor input of ``spec``: whether it has a rule (is not NONDIFF)."""
-    found = _DIFFERENTIABLE.get(spec)
-    if found is None:
-        found = _DIFFERENTIABLE[spec] = tuple(rule is not NONDIFF for rule in spec.rules.values())
-    return found
-
-
 def _primals(spec: OpSpec, full: tuple[Any, ...]) -> list[Any]:
-    """The inputs ``_input_tangents`` pairs its entries with."""
+    """The inputs the tangents of an op call pair with (one per tensor input, or per sequence element)."""
     if spec.sequence:
         return list(full[spec.params.index(spec.sequence)])
     return [full[p] for p in spec.tensor_positions]

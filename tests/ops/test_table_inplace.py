@@ -56,15 +56,22 @@ def _change(t: fg.Tensor) -> None:
             t.copy_(fg.tensor(np.zeros_like(t.data) if t.data.item() else np.ones_like(t.data)))
 
 
-def _first(record: Recording, changed: int | None, create_graph: bool) -> list[Any] | None:
-    """The gradient of a weighted sum of the outputs, argument ``changed`` changed in place after the forward
-    (past the arguments: an integer result)."""
+def _run(record: Recording) -> tuple[tuple[Any, ...], list[Any]] | None:
+    """The recorded call run: its inputs followed by its integer results (which a test may change too), and its
+    differentiable outputs; None when it has none."""
     fn, inputs = record()
     out = fn(*inputs)
     outs = _outputs(out)
-    inputs = inputs + tuple(_integer_outputs(out))
-    if not outs:
+    return (inputs + tuple(_integer_outputs(out)), outs) if outs else None
+
+
+def _first(record: Recording, changed: int | None, create_graph: bool) -> list[Any] | None:
+    """The gradient of a weighted sum of the outputs, argument ``changed`` changed in place after the forward
+    (past the arguments: an integer result)."""
+    ran = _run(record)
+    if ran is None:
         return None
+    inputs, outs = ran
     loss = _weighted_sum(outs, 1.0)
     if changed is not None:
         _change(inputs[changed])
@@ -77,12 +84,10 @@ def _second(record: Recording, changed: int | None) -> list[Any] | None:
     """The gradient of <u, grad_x <v, f(x)>> in the inputs and v, argument ``changed`` changed in place between
     the first backward (create_graph) and the second: v's gradient only reaches the graph the rules recorded.
     ``changed`` past the arguments names a result that needs no gradient (max_pool's indices)."""
-    fn, inputs = record()
-    out = fn(*inputs)
-    outs = _outputs(out)
-    inputs = inputs + tuple(_integer_outputs(out))
-    if not outs:
+    ran = _run(record)
+    if ran is None:
         return None
+    inputs, outs = ran
     vs = [fg.tensor(np.sin(np.arange(o.data.size).reshape(o.data.shape) + 0.3), requires_grad=True) for o in outs]
     loss = sum(((o * v).real if o.dtype.kind == "c" else o * v).sum() for o, v in zip(outs, vs))
     leaves = [t for t in inputs if isinstance(t, fg.Tensor) and t.requires_grad]
