@@ -334,6 +334,17 @@ def test_loss_errors() -> None:
         F.mse_loss(fg.zeros(2), fg.zeros(2), reduction="foo")
 
 
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"])
+def test_regression_losses_warn_of_a_target_shape_that_broadcasts(name: str) -> None:
+    """A (N, 1) output against (N,) targets broadcasts to an (N, N) loss: torch warns, and so do we."""
+    with pytest.warns(UserWarning, match=r"Using a target size \(\(3,\)\) that is different to the input size "
+                                         r"\(\(3, 1\)\)\. This will likely lead to incorrect results"):
+        getattr(F, name)(fg.ones(3, 1), fg.zeros(3))
+    with pytest.raises(RuntimeError, match="does not support (negative|non-positive) values"):
+        F.smooth_l1_loss(fg.ones(2), fg.zeros(2), beta=-1.0) if name == "smooth_l1_loss" else \
+            F.huber_loss(fg.ones(2), fg.zeros(2), delta=0.0)
+
+
 @needs_torch
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_binary_losses_match_torch(reduction: str) -> None:
