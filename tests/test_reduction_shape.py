@@ -276,3 +276,14 @@ def test_sum_to_its_own_shape_owns_its_memory() -> None:
         x.mul_(2.0)
     loss.backward()
     np.testing.assert_array_equal(v.grad.data, [1.0, 4.0, 9.0])
+
+
+@pytest.mark.parametrize("dim", [(0, 1), [0, 1], 2.0])
+def test_max_and_min_with_a_dim_that_is_no_int_raise_as_torch(dim: Any) -> None:
+    """``x.max((0, 1))`` is no elementwise maximum with [0, 1] (torch raises; NumPy would reduce)."""
+    x = leaf([[1.0, 5.0], [7.0, 2.0]])
+    with pytest.raises(TypeError, match=r"max\(\) received an invalid combination.*amax\(x, dim=\.\.\.\)"):
+        x.max(dim)
+    with pytest.raises(TypeError, match=r"min\(\) received an invalid combination"):
+        fg.min(x, dim=dim)
+    assert x.max(axis=(0, 1)).item() == 7.0  # NumPy's spelling reduces

@@ -8,7 +8,9 @@ Gradients ``g`` may carry extra leading batch dimensions; helpers index dims fro
 """
 from __future__ import annotations
 
+import inspect
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -22,6 +24,31 @@ from funcgrad.ops import kernels as K
 def is_complex(value: Any) -> bool:
     """True for complex arrays, Tensors and numbers."""
     return isinstance(value, complex) or getattr(getattr(value, "dtype", None), "kind", "") == "c"
+
+
+class Scaled:
+    """The rule ``g * conj(derivative(saved...))`` of an elementwise op whose local derivative is a function of
+    what its node saved (sin's ``cos(x)``): ``sin = defop("sin", np.sin, x=R.Scaled(lambda x: F.cos(x)))``.
+
+    Called, it is an ordinary rule. Its node (``nodes.py``) also keeps the derivative it computed in a
+    ``create_graph`` pass and multiplies by it again in later ones: nested derivatives then record
+    ``cos(x)`` once per node instead of once per node and order (a graph that grows like torch's, with
+    fewer kernels: sin and cos are NumPy's slowest elementwise functions).
+    """
+
+    def __init__(self, derivative: Callable[..., Any]) -> None:
+        self.derivative = derivative
+        g = inspect.Parameter("g", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        # the rule's signature names what it reads, as a lambda's would (the registry reads it)
+        self.__signature__ = inspect.Signature([g, *inspect.signature(derivative).parameters.values()])
+
+    def __call__(self, g: Any, *saved: Any) -> Any:
+        return self.scale(g, self.derivative(*saved))
+
+    @staticmethod
+    def scale(g: Any, derivative: Any) -> Any:
+        """``g`` times the conjugate of the local derivative (PyTorch's convention for complex values)."""
+        return g * F.conj(derivative)
 
 
 def pow_base_grad(g: Any, x: Any, y: Any) -> Any:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from funcgrad.core.graph import UNCHECKED_PAIR, Node
+from funcgrad.core.dispatch import DISPATCH
+from funcgrad.core.grad_mode import STATE
+from funcgrad.core.graph import FREED, UNCHECKED_PAIR, Node
 from funcgrad.core.tensor import Tensor
 
 if TYPE_CHECKING:
@@ -21,13 +23,17 @@ def node_class(spec: OpSpec, bound: tuple[Any, ...]) -> type[Node]:
     """The node class of ``spec``; ``bound`` holds ``(rule, input name, saved-value indices)`` per input."""
     base = _SequenceOpNode if spec.sequence else _OpNode
     attrs = {"_name": f"{camel(spec.name)}Backward0", "_rules": bound, "_spec": spec}
+    slots: tuple[str, ...] = ()
     if not spec.sequence and not spec.multi_output and all(callable(rule) for rule, _, _ in bound):
-        if len(bound) == 1:  # one input: its rule is called directly
+        if len(bound) == 1 and hasattr(bound[0][0], "derivative") and spec.saved_positions == (0,):
+            attrs["apply"] = _scaled_apply(bound[0][0])  # g * conj(f'(x)), f'(x) kept by create_graph passes
+            slots = ("_derivative",)
+        elif len(bound) == 1:  # one input: its rule is called directly
             attrs["apply"] = _unary_apply(bound[0][0], bound[0][2])
         elif len(bound) == 2:  # two inputs: each rule is called only when its input needs a gradient
             attrs["apply"] = _binary_apply(bound[0][0], bound[0][2], bound[1][0], bound[1][2])
     if not spec.multi_output:
-        attrs["__slots__"] = ()  # multi-output nodes keep a __dict__ for their per-call _n_outputs
+        attrs["__slots__"] = slots  # multi-output nodes keep a __dict__ for their per-call _n_outputs
     return type(f"{camel(spec.name)}Backward0", (base,), attrs)
 
 
@@ -88,6 +94,33 @@ def _unary_apply(rule: Callable[..., Any], read: tuple[int, ...]) -> Apply:
                 return [rule(grad_outputs[0], Tensor._from_node(value, self, 0, version) if as_tensors else value)]
         return [_call(rule, grad_outputs[0], self.unpack_saved(as_tensors), read)]
     return apply
+
+
+def _scaled_apply(rule: Any) -> Apply:
+    """``apply`` of an op on ``(x)`` whose rule is ``formulas.Scaled``: ``g * conj(f'(x))``. A ``create_graph`` pass
+    (rules on Tensors, grad mode on, no dispatch layer) keeps the Tensor ``f'(x)`` it records on the node, and
+    later such passes multiply by it again: the graph of a k-th derivative then holds one ``f'(x)`` per node, not
+    one per node and order. The kept Tensor is used while ``x`` is unchanged (its version is checked first, as
+    always) and its own history is not freed; passes on arrays, or through dispatch layers (forward AD, vmap,
+    jit tracing, saved-tensor hooks), compute ``f'(x)`` afresh."""
+    derivative, scale = rule.derivative, rule.scale
+
+    def apply_scaled(self: Node, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
+        saved = self._saved
+        x = saved[0] if saved.__class__ is tuple else None
+        if x.__class__ is Tensor and x._version_counter[0] == self._versions[0]:  # the saved input, unchanged
+            x = x if as_tensors else x.data
+        else:
+            x, = self.unpack_saved(as_tensors)
+        if not as_tensors:
+            return [scale(grad_outputs[0], derivative(x))]
+        if not STATE.grad_enabled or DISPATCH.active:
+            return [rule(grad_outputs[0], x)]
+        kept = getattr(self, "_derivative", None)
+        if kept is None or kept.grad_fn is not None and kept.grad_fn._saved is FREED:
+            kept = self._derivative = derivative(x)  # type: ignore[attr-defined]
+        return [scale(grad_outputs[0], kept)]
+    return apply_scaled
 
 
 def _binary_apply(rule_x: Callable[..., Any], read_x: tuple[int, ...], rule_y: Callable[..., Any],

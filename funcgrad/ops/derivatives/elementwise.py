@@ -61,17 +61,17 @@ logaddexp = defop("logaddexp", np.logaddexp, x=lambda g, x, out: g * F.exp(x - o
                                              y=lambda g, y, out: g * F.exp(y - out), jvp=ELEMENTWISE)
 
 # ----- trigonometric and hyperbolic -----------------------------------------------------------
-sin   = defop("sin",   np.sin,     x=lambda g, x: g * F.conj(F.cos(x)),                 jvp=ELEMENTWISE)
-cos   = defop("cos",   np.cos,     x=lambda g, x: -g * F.conj(F.sin(x)),                jvp=ELEMENTWISE)
+sin   = defop("sin",   np.sin,     x=R.Scaled(lambda x: F.cos(x)),                      jvp=ELEMENTWISE)
+cos   = defop("cos",   np.cos,     x=R.Scaled(lambda x: -F.sin(x)),                     jvp=ELEMENTWISE)
 tan   = defop("tan",   np.tan,     x=lambda g, out: g * F.conj(1 + out * out),          jvp=ELEMENTWISE)
-asin  = defop("asin",  np.arcsin,  x=lambda g, x: g * F.conj(F.rsqrt(1 - F.square(x))),  jvp=ELEMENTWISE)
-acos  = defop("acos",  np.arccos,  x=lambda g, x: g * -F.conj(F.rsqrt(1 - F.square(x))), jvp=ELEMENTWISE)
+asin  = defop("asin",  np.arcsin,  x=R.Scaled(lambda x: F.rsqrt(1 - F.square(x))),       jvp=ELEMENTWISE)
+acos  = defop("acos",  np.arccos,  x=R.Scaled(lambda x: -F.rsqrt(1 - F.square(x))),      jvp=ELEMENTWISE)
 atan  = defop("atan",  np.arctan,  x=lambda g, x: g / F.conj(1 + x * x),                jvp=ELEMENTWISE)
 atan2 = defop("atan2", np.arctan2, x=lambda g, x, y: R.atan2_grad(g, y, x, y),   # 0 at (0, 0), as torch
                                    y=lambda g, x, y: R.atan2_grad(-g, x, x, y), jvp=ELEMENTWISE)
 hypot = defop("hypot", np.hypot,  x=lambda g, x, out: g * x / out, y=lambda g, y, out: g * y / out, jvp=ELEMENTWISE)  # nan at 0, as torch
-sinh  = defop("sinh",  np.sinh,    x=lambda g, x: g * F.conj(F.cosh(x)),                jvp=ELEMENTWISE)
-cosh  = defop("cosh",  np.cosh,    x=lambda g, x: g * F.conj(F.sinh(x)),                jvp=ELEMENTWISE)
+sinh  = defop("sinh",  np.sinh,    x=R.Scaled(lambda x: F.cosh(x)),                     jvp=ELEMENTWISE)
+cosh  = defop("cosh",  np.cosh,    x=R.Scaled(lambda x: F.sinh(x)),                     jvp=ELEMENTWISE)
 tanh  = defop("tanh",  np.tanh,    x=lambda g, out: F.tanh_backward(g, out),             jvp=ELEMENTWISE)
 # g * conj(1 - y^2) as one op, as torch: 1 node per tanh in a create_graph pass, not 3 (square, sub, mul);
 # its partial in y is antiholomorphic (conj(y)), so its complex VJP and JVP conjugate as written
@@ -80,8 +80,8 @@ tanh_backward = defop("tanh_backward", K.tanh_backward,
                       output=lambda g, grad_output, output: -2 * F.conj(g * F.conj(grad_output) * output),
                       jvp=lambda grad_output_t, output_t, grad_output, output, out:
                           R.backward_jvp(F.tanh_backward, -2 * output, grad_output_t, output_t, grad_output, output, out))
-asinh = defop("asinh", np.arcsinh, x=lambda g, x: g * F.conj(F.rsqrt(F.square(x) + 1)),  jvp=ELEMENTWISE)
-acosh = defop("acosh", np.arccosh, x=lambda g, x: g * F.conj(F.rsqrt(x - 1) * F.rsqrt(x + 1)), jvp=ELEMENTWISE)
+asinh = defop("asinh", np.arcsinh, x=R.Scaled(lambda x: F.rsqrt(F.square(x) + 1)),       jvp=ELEMENTWISE)
+acosh = defop("acosh", np.arccosh, x=R.Scaled(lambda x: F.rsqrt(x - 1) * F.rsqrt(x + 1)), jvp=ELEMENTWISE)
 atanh = defop("atanh", np.arctanh, x=lambda g, x: g / F.conj(1 - x * x),                jvp=ELEMENTWISE)
 
 # ----- activations, kinks and selections ------------------------------------------------------

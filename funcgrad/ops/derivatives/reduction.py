@@ -351,6 +351,11 @@ log_softmax = defop("log_softmax", _log_softmax,
 def _extremes(x, dim, keepdim, other, full, arg, pairwise, result):
     """The body of max and min: ``full`` over all dims, ``result(values, indices)`` along ``dim``, or ``pairwise``."""
     if other is None and not (dim is None or isinstance(dim, int | np.integer)):
+        if not isinstance(dim, Tensor | np.ndarray):  # max(x, (0, 1)) must not be an elementwise max with [0, 1]
+            name = result.__name__
+            raise TypeError(f"{name}() received an invalid combination of arguments: dim must be an int, or other a "
+                            f"Tensor; got {type(dim).__name__}. To reduce over several dims use a{name}(x, dim=...) "
+                            f"or x.{name}(axis=...); for the elementwise {name} with a number use clamp.")
         other = dim  # max(x, other_tensor)
     if other is not None:
         return pairwise(x, other)
