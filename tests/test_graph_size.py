@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import funcgrad as fg
+from benchmarks.per_op_profile import graph_bytes_per_op
 from funcgrad import autograd
 
 
@@ -146,3 +147,9 @@ def test_passes_through_dispatch_layers_compute_the_local_derivative_afresh() ->
     assert cos_node(g2) is cos_node(g1)
     assert cos_node(g3) is not cos_node(g1)
     np.testing.assert_array_equal(g3.data, g1.data)
+
+
+def test_a_deep_chain_holds_at_most_500_bytes_of_graph_per_op() -> None:
+    """Issue 19's memory target: the deep chain's graph (node, edges, saved values, result Tensor and its 4-element
+    array, per op) stays under 500 bytes an op (about 265 now)."""
+    assert graph_bytes_per_op("deep-chain") <= 500

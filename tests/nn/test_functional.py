@@ -357,6 +357,32 @@ def test_binary_losses_match_torch(reduction: str) -> None:
                                                               pos_weight=torch.tensor(pw)), A(4, 3) * 3, t)
 
 
+@needs_torch
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_binary_cross_entropy_at_saturated_probabilities_matches_torch(reduction: str) -> None:
+    """A sigmoid that saturates gives probabilities 0 and 1 exactly: torch's gradient (x - t) / max(x (1 - x),
+    1e-12) is finite there; the clamped logs alone gave NaN (0 * inf), and 1e20 instead of 1e12 near 0."""
+    p = np.array([[0.0, 1.0, 0.5, 1e-20], [1 - 1e-16, 1e-13, 0.3, 1.0]])
+    t = np.array([[0.0, 1.0, 1.0, 1.0], [0.3, 0.5, 0.8, 0.0]])
+    with np.errstate(divide="ignore", invalid="ignore"):  # torch's target gradient is inf where p is 0 or 1
+        compare(lambda x: F.binary_cross_entropy(x, fg.tensor(t), reduction=reduction),
+                lambda x: TF.binary_cross_entropy(x, torch.tensor(t), reduction=reduction), p)
+    inner, inner_t = np.array([[0.5, 0.3], [0.9, 0.05]]), np.array([[1.0, 0.8], [0.2, 0.5]])  # second order inside
+    x, y = fg.tensor(inner, requires_grad=True), fg.tensor(inner_t, requires_grad=True)
+    x_ref, y_ref = torch.tensor(inner, requires_grad=True), torch.tensor(inner_t, requires_grad=True)
+    grads = fg.autograd.grad(F.binary_cross_entropy(x, y, reduction=reduction).sum(), (x, y), create_graph=True)
+    refs = torch.autograd.grad(TF.binary_cross_entropy(x_ref, y_ref, reduction=reduction).sum(), (x_ref, y_ref),
+                               create_graph=True)
+    for a, b in zip(grads, refs):
+        np.testing.assert_allclose(a.data, b.detach().numpy(), rtol=1e-12)
+    second = fg.autograd.grad((grads[0] * grads[0]).sum() + grads[1].sum(), (x, y))
+    second_ref = torch.autograd.grad((refs[0] * refs[0]).sum() + refs[1].sum(), (x_ref, y_ref))
+    for a, b in zip(second, second_ref):
+        np.testing.assert_allclose(a.data, b.numpy(), rtol=1e-8)  # torch's double backward adds eps in places
+    with pytest.raises(RuntimeError, match="not differentiable with respect to argument 'weight'"):
+        F.binary_cross_entropy(x, y, fg.ones(2, 2, requires_grad=True))
+
+
 def test_binary_cross_entropy_with_logits_gradient_by_hand() -> None:
     x = fg.tensor([0.0, 50.0, -50.0], requires_grad=True)
     F.binary_cross_entropy_with_logits(x, fg.tensor([1.0, 0.0, 1.0]), reduction="sum").backward()
