@@ -27,6 +27,9 @@ __all__ = ["CreationMeta", "mark_view", "refresh_views", "set_history", "check_i
 
 ViewFn = Callable[[Any], Any]
 
+# np.may_share_memory without its __array_function__ dispatch (half its cost), for two plain arrays
+_may_share_memory = getattr(np.may_share_memory, "_implementation", np.may_share_memory)
+
 
 class CreationMeta(enum.Enum):
     """Why a view may not be written in place with grad mode on (a view without one has ``None``)."""
@@ -60,7 +63,9 @@ def mark_view(out: Any, source: Any, step: ViewFn, creation: CreationMeta | None
     ``creation`` is what the op makes in grad mode (``MULTI_OUTPUT_NODE`` for ``split``); under
     ``no_grad``/``inference_mode`` the view is marked as made there. A view of a marked view keeps its mark.
     """
-    if not np.may_share_memory(out.data, source.data):
+    data, source_data = out.data, source.data
+    if not (_may_share_memory(data, source_data) if type(data) is type(source_data) is np.ndarray
+            else np.may_share_memory(data, source_data)):
         return  # NumPy had to copy (e.g. reshape of a non-contiguous array): not a view
     if not STATE.grad_enabled:  # (inference mode turns grad mode off)
         creation = CreationMeta.INFERENCE_MODE if STATE.inference else CreationMeta.NO_GRAD_MODE

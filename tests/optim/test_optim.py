@@ -111,6 +111,8 @@ def test_param_groups_state_dict_and_zero_grad() -> None:
         optim.SGD([a], lr=0.1, nesterov=True)
     with pytest.raises(ValueError, match="optimizer got an empty parameter list"):
         optim.SGD([], lr=0.1)
+    with pytest.raises(TypeError, match="ordering of tensors in sets will change between runs"):
+        optim.SGD([{"params": {a, b}}], lr=0.1)  # as torch: a state_dict saves the state by position
 
 
 @needs_torch

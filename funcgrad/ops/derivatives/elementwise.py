@@ -121,8 +121,9 @@ where   = defop("where",   K.where,   condition=NONDIFF,
 
 # ----- complex numbers -------------------------------------------------------------------------
 conj_physical = defop("conj_physical", np.conjugate, x=lambda g: F.conj(g), jvp=LINEAR)
-real    = defop("real",    K.real,    x=lambda g: g,      jvp=LINEAR)  # a copy, not a view as torch's
-imag    = defop("imag",    K.imag,    x=lambda g: g * 1j, jvp=lambda x_t: F.imag(x_t) if R.is_complex(x_t) else R.zeros(x_t))
+real    = defop("real",    K.real,    x=lambda g: g,      jvp=LINEAR, view=True)  # views, as torch's: writes reach x
+imag    = defop("imag",    K.imag,    x=lambda g: g * 1j, jvp=lambda x_t: F.imag(x_t) if R.is_complex(x_t) else R.zeros(x_t),
+                view=True)
 angle   = defop("angle",   K.angle,   x=R.angle_grad,     jvp=ELEMENTWISE)  # 0 at 0, as torch
 sgn     = defop("sgn",     K.sign,    x=R.sgn_grad,       jvp=lambda x_t, x, out: R.sgn_grad(x_t, x, out))  # z / |z|
 polar   = defop("polar",   K.polar,   abs=lambda g, angle: F.real(g * F.exp(angle * -1j)),
