@@ -46,7 +46,8 @@ def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) 
 
 def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:
     """x for x > 0, alpha (exp(x) - 1) otherwise."""
-    return ops.where(ops.gt(input, 0), input, alpha * ops.expm1(ops.minimum(input, 0.0)))  # no exp of a large x
+    # clamp, not minimum: at x = 0 minimum's tie would halve the slope alpha that torch gives there
+    return ops.where(ops.gt(input, 0), input, alpha * ops.expm1(ops.clamp(input, max=0.0)))  # no exp of a large x
 
 
 def gelu(input: Any, approximate: str = "none") -> Any:

@@ -156,6 +156,14 @@ def test_activations_match_torch(name: str, args: tuple) -> None:
 
 
 @needs_torch
+@pytest.mark.parametrize("name,args", [a for a in ACTIVATIONS if "softmax" not in a[0]] + [("elu", (2.0,))])
+def test_activations_at_their_kinks_match_torch(name: str, args: tuple) -> None:
+    """At 0 (and at softplus's threshold) the one-sided slope torch picks: elu's gradient at 0 was alpha / 2."""
+    kinks = np.array([0.0, -0.0, 1.5, -1.5, 20.0])  # 1.5: softplus(beta=2, threshold=3) switches to x there
+    compare(lambda t: getattr(F, name)(t, *args), lambda t: getattr(TF, name)(t, *args), kinks)
+
+
+@needs_torch
 def test_gelu_tanh_matches_torch() -> None:
     compare(lambda t: F.gelu(t, approximate="tanh"), lambda t: TF.gelu(t, approximate="tanh"), A(3, 4))
 
