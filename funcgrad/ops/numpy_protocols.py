@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -158,7 +158,8 @@ def size(self: Tensor) -> SizeAndShape:
     return SizeAndShape(self.data.shape)
 
 
-def astype(self: Tensor, dtype: Any, order: str = "K", casting: str = "unsafe", subok: bool = True,
+def astype(self: Tensor, dtype: Any, order: str = "K",
+           casting: Literal["no", "equiv", "safe", "same_kind", "unsafe"] = "unsafe", subok: bool = True,
            copy: bool = True) -> Tensor:
     """A differentiable copy converted to ``dtype`` (NumPy's ``astype``: ``casting`` is checked, and with
     ``copy=False`` a tensor of that dtype is returned itself, so writes to the result reach it)."""
