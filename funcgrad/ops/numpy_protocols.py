@@ -164,7 +164,7 @@ def astype(self: Tensor, dtype: Any, order: str = "K",
     """A differentiable copy converted to ``dtype`` (NumPy's ``astype``: ``casting`` is checked, and with
     ``copy=False`` a tensor of that dtype is returned itself, so writes to the result reach it)."""
     dtype = np.dtype(dtype)
-    if not np.can_cast(self.data.dtype, dtype, casting):
+    if not np.can_cast(self.data.dtype, dtype, casting):  # type: ignore[arg-type]  # (NumPy's checks the string)
         raise TypeError(f"Cannot cast array data from {self.data.dtype!r} to {dtype!r} according to the rule "
                         f"{casting!r}")
     if not copy and dtype == self.data.dtype:
