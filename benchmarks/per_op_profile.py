@@ -10,14 +10,18 @@ Rows, each per op (ops as the workload counts them):
   rule arithmetic (NumPy)        the backward formulas on raw arrays (what a hand-written backward computes)
   engine and rule dispatch       funcgrad's backward pass minus that arithmetic: the engine's walk, Node.apply,
                                  saved-value checks, the rules' Python frames
-The last row times the same chain on the smallest tape Python allows (``benchmarks/python_floor.py``).
+The next row times the same chain on the smallest tape Python allows (``benchmarks/python_floor.py``); the last
+gives the memory the recorded graph holds per op (``tracemalloc``: nodes, edges, saved values, result Tensors and
+their arrays), which issue 19 wants at most 500 bytes for the deep chain.
 Times are CPU times of this process (robust to other load), minima over rounds, with the garbage collector
 on, as in a user's loop.
 """
 from __future__ import annotations
 
 import argparse
+import gc
 import time
+import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
@@ -118,6 +122,23 @@ def profile(name: str) -> list[tuple[str, float]]:
     return [(label, seconds * per_op) for label, seconds in rows] + [("total", total * per_op)]
 
 
+def graph_bytes_per_op(name: str) -> float:
+    """The memory the recorded graph of workload ``name`` holds, in bytes per op (while its output is alive)."""
+    chain, _, n, rounds, ops = WORKLOADS[name]
+    x = fg.tensor(np.random.default_rng(0).standard_normal(n), requires_grad=True)
+    chain(fg, 2, x)  # (first calls: caches and interned shapes are not the graph's)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        out = chain(fg, rounds, x)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    del out
+    return held / ops
+
+
 def main() -> None:
     """Print the per-op profile of the chosen workload."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -128,6 +149,7 @@ def main() -> None:
         print(f"  {label:28s} {micros:6.2f}")
     print(f"  {'a minimal Python tape':28s} {python_floor.per_op(name):6.2f}   (benchmarks/python_floor.py: kernels "
           "and the least a tape can do, for scale)")
+    print(f"  {'recorded graph':28s} {graph_bytes_per_op(name):6.0f}   bytes per op (tracemalloc)")
 
 
 if __name__ == "__main__":

@@ -337,3 +337,14 @@ def test_indices_changed_in_place_before_the_backward_raise(take: Any) -> None:
         i.add_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         out.sum().backward()
+
+
+def test_astype_keeps_numpys_copy_and_casting() -> None:
+    """``astype(copy=False)`` to the tensor's own dtype is the tensor itself (a write to it is a write to the
+    tensor, as NumPy's); ``casting`` is checked as NumPy does instead of being ignored."""
+    t = fg.tensor([1.0, 2.0], requires_grad=True)
+    assert t.astype(np.float64, copy=False) is t and np.astype(t, np.float64, copy=False) is t
+    assert t.astype(np.float64) is not t
+    with pytest.raises(TypeError, match="according to the rule 'safe'"):
+        t.astype(np.int64, casting="safe")
+    assert t.astype(np.float32, casting="same_kind").dtype == np.float32

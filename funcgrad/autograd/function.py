@@ -21,7 +21,7 @@ from funcgrad.core.dispatch import DISPATCH
 from funcgrad.core.grad_mode import NO_VERSION, STATE, no_grad
 from funcgrad.core.graph import NO_EDGE, Node, SavedOutput, edge_to, next_sequence_nr, pack_saved, saved_version
 from funcgrad.core.tensor import Tensor
-from funcgrad.core.views import CreationMeta, mark_view, rebase_error
+from funcgrad.core.views import CreationMeta, mark_view, rebase_error, set_history
 from funcgrad.ops.inplace import rebase_view
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -146,7 +146,7 @@ class BackwardFunction(FunctionCtx):
                 mark_view(t, out, _alias)
             seen.add(id(out))
             if recording and id(out) not in non_diff_ids and out.data.dtype.kind in "fc":
-                t.grad_fn, t.output_nr, t._requires_grad = self, i, True
+                set_history(t, self, i, True)
             if t._extra is not None and t._extra.base is not None and id(out) not in dirty_ids:
                 t._extra.creation = CreationMeta.IN_CUSTOM_FUNCTION  # writing it in place would bypass backward
             results.append(t)

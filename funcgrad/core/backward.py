@@ -31,6 +31,8 @@ def _seed_gradients(outputs: tuple[Tensor, ...], grad_outputs: Any, create_graph
     Tensor when the pass runs its rules on Tensors)."""
     tensors = create_graph or DISPATCH.tensor_gradients
     if grad_outputs is None:
+        if len(outputs) == 1:  # the commonest call, grad(loss, ...): no tuples to build
+            return [_ones_seed(outputs[0], 0, tensors)]
         given: tuple[Any, ...] = (None,) * len(outputs)
     elif isinstance(grad_outputs, Tensor | np.ndarray | Structured | np.generic | float | int):
         given = (grad_outputs,)
@@ -41,34 +43,48 @@ def _seed_gradients(outputs: tuple[Tensor, ...], grad_outputs: Any, create_graph
                            "give one gradient (or None) per output")
     seeds = []
     for i, (out, g) in enumerate(zip(outputs, given)):
-        if not isinstance(out, Tensor):
-            raise TypeError(f"outputs[{i}] is a {type(out).__name__}, not a Tensor")
-        if not out._requires_grad:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn; "
-                               "the output was computed without any input that requires grad, or under no_grad()")
         if g is None:
-            data = out.data
-            if data.size != 1:
-                raise RuntimeError(f"grad can be implicitly created only for scalar outputs, but output {i} "
-                                   f"has shape {out.shape}; pass the gradient (e.g. ones_like(output)) "
-                                   "explicitly")
-            if data.dtype.kind == "c":
-                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
-                                   f"{out.dtype}; take .real, .abs() or pass the gradient explicitly")
-            g = np.empty(data.shape, data.dtype)  # ones (np.ones is a Python function around these two)
-            g.fill(1)
-        else:
-            g = g.data if isinstance(g, Tensor) and not tensors else g
-            if not isinstance(g, Tensor | Structured):
-                g = np.asarray(g, dtype=out.dtype)
-            expected = out.shape if not batched else tuple(g.shape[:1]) + out.shape
-            if tuple(g.shape) != expected:
-                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and "
-                                   f"output[{i}] has a shape of {out.shape}"
-                                   + (" (with is_grads_batched=True, a leading batch dimension is expected)"
-                                      if batched else ""))
+            seeds.append(_ones_seed(out, i, tensors))
+            continue
+        _check_output(out, i)
+        g = g.data if isinstance(g, Tensor) and not tensors else g
+        if not isinstance(g, Tensor | Structured):
+            g = np.asarray(g, dtype=out.dtype)
+        expected = out.shape if not batched else tuple(g.shape[:1]) + out.shape
+        if tuple(g.shape) != expected:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and "
+                               f"output[{i}] has a shape of {out.shape}"
+                               + (" (with is_grads_batched=True, a leading batch dimension is expected)"
+                                  if batched else ""))
         seeds.append(Tensor._wrap(g) if tensors and not isinstance(g, Tensor) else g)
     return seeds
+
+
+def _ones_seed(out: Any, i: int, tensors: bool) -> Any:
+    """The implicit gradient of output ``i``, a one-element real tensor: a one of its shape and dtype."""
+    _check_output(out, i)
+    data = out.data
+    if data.size != 1:
+        raise RuntimeError(f"grad can be implicitly created only for scalar outputs, but output {i} "
+                           f"has shape {out.shape}; pass the gradient (e.g. ones_like(output)) "
+                           "explicitly")
+    if data.dtype.kind == "c":
+        raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
+                           f"{out.dtype}; take .real, .abs() or pass the gradient explicitly")
+    if data.ndim:
+        g = np.empty(data.shape, data.dtype)  # ones (np.ones is a Python function around these two)
+        g.fill(1)
+    else:
+        g = np.array(1, data.dtype)  # (a 0-d one at half the cost)
+    return Tensor._wrap(g) if tensors else g
+
+
+def _check_output(out: Any, i: int) -> None:
+    if not isinstance(out, Tensor):
+        raise TypeError(f"outputs[{i}] is a {type(out).__name__}, not a Tensor")
+    if not out._requires_grad:
+        raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn; "
+                           "the output was computed without any input that requires grad, or under no_grad()")
 
 
 def backward(tensors: _Tensors, grad_tensors: Any = None, retain_graph: bool | None = None,
@@ -132,24 +148,26 @@ def grad(outputs: _Tensors, inputs: _Tensors, grad_outputs: Any = None, retain_g
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
                          "but got: allow_unused=False.")
-    allow_unused = materialize_grads or bool(allow_unused)
     _check_inputs(ins)
     seeds = _seed_gradients(outs, grad_outputs, create_graph, is_grads_batched)
-    batch = 1 if is_grads_batched else 0
     found = run_backward(outs, seeds, inputs=ins, accumulate=False, create_graph=create_graph,
-                         retain_graph=create_graph if retain_graph is None else retain_graph, batch=batch)
+                         retain_graph=create_graph if retain_graph is None else retain_graph,
+                         batch=1 if is_grads_batched else 0)
     results: list[Tensor | None] = []
     for i, (t, g) in enumerate(zip(ins, found)):  # type: ignore[arg-type]
         if g is None:
-            if not allow_unused:
+            if not (materialize_grads or allow_unused):
                 raise RuntimeError(f"One of the differentiated Tensors (input {i}) appears to not have been "
                                    "used in the graph. Set allow_unused=True if this is the desired behavior.")
-            if materialize_grads:
-                shape = (seeds[0].shape[0],) + t.shape if is_grads_batched else t.shape
-                g = np.zeros(shape, t.dtype)
-        elif tuple(g.shape) != ((g.shape[0],) if is_grads_batched else ()) + t.shape:
-            g = np.broadcast_to(g, ((g.shape[0],) if is_grads_batched else ()) + t.shape)
-        results.append(None if g is None else g if isinstance(g, Tensor) else Tensor(unshared(g)))
+            if not materialize_grads:
+                results.append(None)
+                continue
+            g = np.zeros((seeds[0].shape[0],) + t.shape if is_grads_batched else t.shape, t.dtype)
+        else:
+            shape = ((g.shape[0],) + t.data.shape) if is_grads_batched else t.data.shape
+            if tuple(g.shape) != shape:
+                g = np.broadcast_to(g, shape)
+        results.append(g if isinstance(g, Tensor) else Tensor(unshared(g)))
     return tuple(results)
 
 
@@ -157,7 +175,7 @@ def _check_inputs(inputs: tuple[Any, ...]) -> None:
     for i, t in enumerate(inputs):
         if not isinstance(t, Tensor):
             raise TypeError(f"inputs[{i}] is a {type(t).__name__}, not a Tensor")
-        if not t.requires_grad:
+        if not t._requires_grad:
             raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad; "
                                "call requires_grad_() on it or leave it out of inputs")
 

@@ -23,9 +23,12 @@ import numpy as np
 from funcgrad.core.grad_mode import STATE
 from funcgrad.core.graph import SINKS, Node
 
-__all__ = ["CreationMeta", "mark_view", "refresh_views", "check_inplace_on_view", "rebase_error"]
+__all__ = ["CreationMeta", "mark_view", "refresh_views", "set_history", "check_inplace_on_view", "rebase_error"]
 
 ViewFn = Callable[[Any], Any]
+
+# np.may_share_memory without its __array_function__ dispatch (half its cost), for two plain arrays
+_may_share_memory = getattr(np.may_share_memory, "_implementation", np.may_share_memory)
 
 
 class CreationMeta(enum.Enum):
@@ -60,7 +63,9 @@ def mark_view(out: Any, source: Any, step: ViewFn, creation: CreationMeta | None
     ``creation`` is what the op makes in grad mode (``MULTI_OUTPUT_NODE`` for ``split``); under
     ``no_grad``/``inference_mode`` the view is marked as made there. A view of a marked view keeps its mark.
     """
-    if not np.may_share_memory(out.data, source.data):
+    data, source_data = out.data, source.data
+    if not (_may_share_memory(data, source_data) if type(data) is type(source_data) is np.ndarray
+            else np.may_share_memory(data, source_data)):
         return  # NumPy had to copy (e.g. reshape of a non-contiguous array): not a view
     if not STATE.grad_enabled:  # (inference mode turns grad mode off)
         creation = CreationMeta.INFERENCE_MODE if STATE.inference else CreationMeta.NO_GRAD_MODE
@@ -101,11 +106,29 @@ def refresh_views(base: Any, skip: Any = None) -> None:
         if view is skip:
             continue
         if view._extra.creation is not None:
-            view.grad_fn, view.output_nr, view._requires_grad = _InvalidView(rebase_error(view, True)), 0, True
+            set_history(view, _InvalidView(rebase_error(view, True)), 0, True)
             continue
         fresh = view._extra.view_fn(base)
-        view.grad_fn, view.output_nr, view._requires_grad = fresh.grad_fn, fresh.output_nr, fresh._requires_grad
+        set_history(view, fresh.grad_fn, fresh.output_nr, fresh._requires_grad)
     extra.views = [ref for ref in extra.views if ref() is not None]
+
+
+def set_history(tensor: Any, node: Node | None, output_nr: int, requires_grad: bool) -> None:
+    """Make output ``output_nr`` of ``node`` the new history of ``tensor`` (written in place, or a view of a
+    tensor written in place). A ``retain_grad()`` moves with it, as torch: ``.grad`` is then the gradient
+    of the tensor's current value. Hooks registered with ``register_hook`` stay on the old history."""
+    old, old_nr = tensor.grad_fn, tensor.output_nr
+    tensor.grad_fn, tensor.output_nr, tensor._requires_grad = node, output_nr, requires_grad
+    if not tensor.retains_grad:
+        return
+    if old is not None and old._hooks is not None:
+        ref = old._hooks.retains.get(old_nr)
+        if ref is not None and ref() is tensor:
+            del old._hooks.retains[old_nr]
+    if node is None:
+        tensor._extra.retains_grad = False
+    else:
+        node._hook_set().retains[output_nr] = weakref.ref(tensor)
 
 
 def check_inplace_on_view(view: Any, args: tuple[Any, ...]) -> None:

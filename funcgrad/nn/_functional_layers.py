@@ -46,7 +46,8 @@ def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) 
 
 def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:
     """x for x > 0, alpha (exp(x) - 1) otherwise."""
-    return ops.where(ops.gt(input, 0), input, alpha * ops.expm1(ops.minimum(input, 0.0)))  # no exp of a large x
+    # clamp, not minimum: at x = 0 minimum's tie would halve the slope alpha that torch gives there
+    return ops.where(ops.gt(input, 0), input, alpha * ops.expm1(ops.clamp(input, max=0.0)))  # no exp of a large x
 
 
 def gelu(input: Any, approximate: str = "none") -> Any:
@@ -136,11 +137,9 @@ def batch_norm(input: Any, running_mean: Tensor | None, running_var: Tensor | No
         mean = ops.mean(input, dims)
         var = ops.var(input, dims, correction=0)
         if running_mean is not None and running_var is not None:
-            with no_grad():
-                m = momentum
-                running_mean.data = ((1 - m) * running_mean.data + m * _array(mean)).astype(running_mean.dtype)
-                unbiased = _array(var) * (count / (count - 1))
-                running_var.data = ((1 - m) * running_var.data + m * unbiased).astype(running_var.dtype)
+            with no_grad():  # in place, as torch: a state_dict taken before sees the update
+                running_mean.mul_(1 - momentum).add_(momentum * _array(mean))
+                running_var.mul_(1 - momentum).add_(momentum * _array(var) * (count / (count - 1)))
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("running_mean and running_var must be defined in evaluation mode")

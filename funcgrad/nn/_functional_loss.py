@@ -2,6 +2,7 @@
 table ops (so every derivative order comes from the table)."""
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -26,27 +27,41 @@ def _reduce(loss: Any, reduction: str) -> Any:
 
 
 # ----- regression --------------------------------------------------------------------------------
+def _difference(input: Any, target: Any) -> Any:
+    """input - target, warning as torch when their shapes differ (a (N, 1) output against (N,) targets
+    broadcasts to (N, N): a silently wrong loss)."""
+    if np.shape(input) != np.shape(target):
+        warnings.warn(f"Using a target size ({np.shape(target)}) that is different to the input size "
+                      f"({np.shape(input)}). This will likely lead to incorrect results due to broadcasting. "
+                      "Please ensure they have the same size.", UserWarning, stacklevel=3)
+    return input - target
+
+
 def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:
     """(input - target)^2, reduced."""
-    return _reduce((input - target) ** 2, reduction)
+    return _reduce(_difference(input, target) ** 2, reduction)
 
 
 def l1_loss(input: Any, target: Any, reduction: str = "mean") -> Any:
     """|input - target|, reduced (gradient 0 where they are equal, as torch)."""
-    return _reduce(ops.abs(input - target), reduction)
+    return _reduce(ops.abs(_difference(input, target)), reduction)
 
 
 def smooth_l1_loss(input: Any, target: Any, reduction: str = "mean", beta: float = 1.0) -> Any:
     """0.5 d^2 / beta where d = |input - target| < beta, else d - 0.5 beta (``beta=0``: l1_loss)."""
+    if beta < 0.0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     if beta == 0.0:
         return l1_loss(input, target, reduction)
-    d = ops.abs(input - target)
+    d = ops.abs(_difference(input, target))
     return _reduce(ops.where(ops.lt(d, beta), 0.5 * d * d / beta, d - 0.5 * beta), reduction)
 
 
 def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 1.0) -> Any:
     """0.5 d^2 where d = |input - target| < delta, else delta (d - 0.5 delta)."""
-    d = ops.abs(input - target)
+    if delta <= 0.0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    d = ops.abs(_difference(input, target))
     return _reduce(ops.where(ops.lt(d, delta), 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
 
 
@@ -109,15 +124,20 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, ignore_index: int
 
 
 def binary_cross_entropy(input: Any, target: Any, weight: Any = None, reduction: str = "mean") -> Any:
-    """-(t log x + (1 - t) log(1 - x)), each log clamped at -100 as torch; ``input`` are probabilities."""
+    """-(t log x + (1 - t) log(1 - x)), each log clamped at -100 as torch; ``input`` are probabilities. One op of
+    the table, as torch's: d/dx = (x - t) / max(x (1 - x), 1e-12), finite where x is 0 or 1."""
     x = _array(input)
     if x.size and (x.min() < 0 or x.max() > 1):
         raise RuntimeError("all elements of input should be between 0 and 1")
     if np.shape(target) != np.shape(input):
         raise ValueError(f"Using a target size ({np.shape(target)}) that is different to the input size "
                          f"({np.shape(input)}) is deprecated. Please ensure they have the same size.")
-    loss = -(target * ops.clamp(ops.log(input), -100.0) + (1 - target) * ops.clamp(ops.log(1 - input), -100.0))
-    return _reduce(loss if weight is None else loss * weight, reduction)
+    if isinstance(weight, Tensor) and weight.requires_grad:
+        raise RuntimeError("The function 'binary_cross_entropy' is not differentiable with respect to argument "
+                           "'weight'. This input cannot have requires_grad True.")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return ops.binary_cross_entropy(input, target, _weights(weight), reduction)
 
 
 def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None, reduction: str = "mean",

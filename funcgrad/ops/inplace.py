@@ -16,7 +16,7 @@ from funcgrad.core.dispatch import DISPATCH
 from funcgrad.core.grad_mode import NO_VERSION, STATE, check_inference_inplace
 from funcgrad.core.tangents import carry_tangent, has_tangent
 from funcgrad.core.tensor import Tensor
-from funcgrad.core.views import check_inplace_on_view, refresh_views
+from funcgrad.core.views import check_inplace_on_view, refresh_views, set_history
 from funcgrad.ops.jvp import inplace_tangent
 
 __all__ = ["write", "inplace", "inplace_on_view", "rebase_view"]
@@ -73,7 +73,7 @@ def inplace(self: Tensor, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> 
     result = fn(old, *args, **kwargs)
     write(self, result.data)
     if records:
-        self.grad_fn, self.output_nr, self._requires_grad = result.grad_fn, result.output_nr, result._requires_grad
+        set_history(self, result.grad_fn, result.output_nr, result._requires_grad)
         refresh_views(self)
     if dual:
         inplace_tangent(self, result)
@@ -96,7 +96,7 @@ def inplace_on_view(view: Any, fn: Callable[..., Any], args: tuple[Any, ...], kw
     new_base = ops.copy_slices(base, fn(old, *args, **kwargs), view_fn)
     write(base, new_base.data)
     if records:
-        base.grad_fn, base.output_nr, base._requires_grad = new_base.grad_fn, 0, new_base._requires_grad
+        set_history(base, new_base.grad_fn, 0, new_base._requires_grad)
         refresh_views(base)
     inplace_tangent(base, new_base)
     return view
@@ -108,5 +108,5 @@ def rebase_view(view: Tensor) -> None:
     base (``view`` too) gets its history recreated from it."""
     base = view._extra.base
     new_base = ops.copy_slices(base, view, view._extra.view_fn)
-    base.grad_fn, base.output_nr, base._requires_grad = new_base.grad_fn, 0, new_base._requires_grad
+    set_history(base, new_base.grad_fn, 0, new_base._requires_grad)
     refresh_views(base)

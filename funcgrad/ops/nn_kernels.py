@@ -188,6 +188,21 @@ def cross_entropy(input: np.ndarray, target: np.ndarray, weight: Any = None, ign
     return reduce_loss(np.squeeze(picked, dim) * -w, w, reduction)
 
 
+def binary_cross_entropy(input: np.ndarray, target: np.ndarray, weight: Any = None,
+                         reduction: str = "mean") -> np.ndarray:
+    """-weight (t log x + (1 - t) log(1 - x)) for probabilities x, each log clamped at -100 as torch's (so x = 0
+    or 1 gives a finite loss); ``reduction`` ``"mean"`` (over the elements), ``"sum"`` or ``"none"``."""
+    with np.errstate(divide="ignore"):
+        loss = -(target * np.maximum(np.log(input), -100.0) + (1 - target) * np.maximum(np.log1p(-input), -100.0))
+    if weight is not None:
+        loss = loss * weight
+    if reduction == "none":
+        return loss
+    if reduction in ("mean", "sum"):
+        return np.mean(loss) if reduction == "mean" else np.sum(loss)
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
 # ----- convolutions ----------------------------------------------------------------------------
 def _per_sample(cols: np.ndarray, nd: int) -> bool:
     """Whether a convolution's products run per sample (one (C K) x O matrix each) rather than as one product

@@ -523,8 +523,8 @@ def copy(a: Any, order: str = "K", subok: bool = False) -> Any:
 
 @implements(np.astype)
 def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
-    """``np.astype``: a differentiable conversion."""
-    return F.to_copy(x, np.dtype(dtype))
+    """``np.astype``: a differentiable conversion (``x`` itself with ``copy=False`` and its own dtype)."""
+    return x.astype(dtype, copy=copy)
 
 
 @implements(np.round, np.around)

@@ -1,5 +1,10 @@
 """Learning-rate schedules, as ``torch.optim.lr_scheduler``: ``StepLR``, ``ExponentialLR``,
-``CosineAnnealingLR``, ``LambdaLR`` (closed forms of the epoch count) and ``ReduceLROnPlateau``."""
+``CosineAnnealingLR``, ``LambdaLR`` and ``ReduceLROnPlateau``.
+
+As torch's, the step, exponential and cosine schedules compute each new rate from the group's current one
+(torch's "chainable" forms), so two schedulers on one optimizer compose and a rate the user set by hand
+carries on; their closed forms of the epoch count hold when nothing else changes the rates.
+"""
 from __future__ import annotations
 
 import math
@@ -12,10 +17,8 @@ __all__ = ["LRScheduler", "StepLR", "ExponentialLR", "CosineAnnealingLR", "Lambd
 
 
 class LRScheduler:
-    """Base class: remembers each group's ``initial_lr`` and sets ``lr = get_lr()`` at every ``step()``.
-
-    Subclasses give ``_lr_at(base_lr, epoch)`` or override ``get_lr``.
-    """
+    """Base class: remembers each group's ``initial_lr`` and sets ``lr = get_lr()`` at every ``step()``
+    (also once when constructed, with ``_is_initial`` set). Subclasses give ``get_lr``."""
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
@@ -28,14 +31,17 @@ class LRScheduler:
                 raise KeyError("param 'initial_lr' is not specified in param_groups when resuming an optimizer")
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
+        self._step_count = 0
+        self._is_initial = True
         self.step()
+        self._is_initial = False
 
     def get_lr(self) -> list[float]:
-        """The learning rate of each group at ``last_epoch``."""
-        return [self._lr_at(base, self.last_epoch) for base in self.base_lrs]
-
-    def _lr_at(self, base_lr: float, epoch: int) -> float:
+        """The learning rate of each group at ``last_epoch`` (the epoch ``step()`` has just moved to)."""
         raise NotImplementedError
+
+    def _current(self) -> list[float]:
+        return [group["lr"] for group in self.optimizer.param_groups]
 
     def get_last_lr(self) -> list[float]:
         """The learning rates the last ``step()`` set."""
@@ -43,10 +49,11 @@ class LRScheduler:
 
     def step(self) -> None:
         """Advance one epoch and set the groups' learning rates."""
+        self._step_count += 1
         self.last_epoch += 1
         for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
             group["lr"] = lr
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        self._last_lr = self._current()
 
     def state_dict(self) -> dict[str, Any]:
         """The scheduler's attributes except the optimizer (and callables)."""
@@ -58,36 +65,50 @@ class LRScheduler:
 
 
 class StepLR(LRScheduler):
-    """lr = base_lr gamma^(epoch // step_size)."""
+    """lr = base_lr gamma^(epoch // step_size): the current lr times gamma at every ``step_size``-th epoch."""
 
     def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1) -> None:
         self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer, last_epoch)
 
-    def _lr_at(self, base_lr: float, epoch: int) -> float:
-        return base_lr * self.gamma ** (epoch // self.step_size)
+    def get_lr(self) -> list[float]:
+        if self.last_epoch == 0 or self.last_epoch % self.step_size:
+            return self._current()
+        return [lr * self.gamma for lr in self._current()]
 
 
 class ExponentialLR(LRScheduler):
-    """lr = base_lr gamma^epoch."""
+    """lr = base_lr gamma^epoch: the current lr times gamma at every epoch."""
 
     def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def _lr_at(self, base_lr: float, epoch: int) -> float:
-        return base_lr * self.gamma ** epoch
+    def get_lr(self) -> list[float]:
+        if self._is_initial:
+            return self._current()
+        return [lr * self.gamma for lr in self._current()]
 
 
 class CosineAnnealingLR(LRScheduler):
-    """lr = eta_min + (base_lr - eta_min) (1 + cos(pi epoch / T_max)) / 2 (the closed form)."""
+    """lr = eta_min + (base_lr - eta_min) (1 + cos(pi epoch / T_max)) / 2, reached as torch does: the current lr
+    scaled by the ratio of consecutive cosine terms (and a step up from the minimum, where that ratio is 0/0)."""
 
     def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1) -> None:  # noqa: N803
         self.T_max, self.eta_min = T_max, eta_min
         super().__init__(optimizer, last_epoch)
 
-    def _lr_at(self, base_lr: float, epoch: int) -> float:
-        return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * epoch / self.T_max)) / 2
+    def get_lr(self) -> list[float]:
+        epoch, period, low = self.last_epoch, self.T_max, self.eta_min
+        if self._is_initial:
+            return self._current()
+        if self._step_count == 1 and epoch > 0:  # resumed at a later epoch: the closed form
+            return [low + (base - low) * (1 + math.cos(epoch * math.pi / period)) / 2 for base in self.base_lrs]
+        if (epoch - 1 - period) % (2 * period) == 0:  # leaving the minimum
+            return [lr + (base - low) * (1 - math.cos(math.pi / period)) / 2
+                    for lr, base in zip(self._current(), self.base_lrs)]
+        ratio = (1 + math.cos(math.pi * epoch / period)) / (1 + math.cos(math.pi * (epoch - 1) / period))
+        return [ratio * (lr - low) + low for lr in self._current()]
 
 
 class LambdaLR(LRScheduler):

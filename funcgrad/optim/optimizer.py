@@ -3,6 +3,8 @@
 Subclasses implement ``_update(group, param, grad, state)`` on plain arrays (the gradient with
 ``maximize`` already applied); the base class writes the new values into the parameters in place
 under ``no_grad`` (bumping their versions, so a graph that saved a parameter notices the change).
+A complex parameter is updated as the pairs of its real and imaginary parts (torch's ``view_as_real``), so
+its state is real with a trailing dim of 2: Adam's ``g * g`` is then |Re g|^2 and |Im g|^2, not the complex g^2.
 """
 from __future__ import annotations
 
@@ -31,6 +33,16 @@ def check_non_negative(value: float, what: str) -> None:
     """torch's argument check: ``Invalid <what>: <value>`` for a negative value."""
     if value < 0.0:
         raise ValueError(f"Invalid {what}: {value}")
+
+
+def _as_real(z: np.ndarray) -> np.ndarray:
+    """A complex array as real pairs: shape (*z.shape, 2), as ``torch.view_as_real``."""
+    return np.stack([z.real, z.imag], axis=-1)
+
+
+def _as_complex(pairs: np.ndarray) -> np.ndarray:
+    """Real pairs (*shape, 2) back as a complex array of shape ``shape``."""
+    return pairs[..., 0] + 1j * pairs[..., 1]
 
 
 class Optimizer:
@@ -68,6 +80,9 @@ class Optimizer:
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
         params = param_group["params"]
+        if isinstance(params, set):  # the per-parameter state is saved by position
+            raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering of "
+                            "tensors in sets will change between runs. Please use a list instead.")
         params = [params] if isinstance(params, Tensor) else list(params)
         for p in params:
             if not isinstance(p, Tensor):
@@ -101,11 +116,15 @@ class Optimizer:
                 for p in group["params"]:
                     if p.grad is None:
                         continue
-                    grad = p.grad.data
+                    param, grad = p.data, p.grad.data
                     if group.get("maximize", False):
                         grad = -grad
                     state = self.state.setdefault(p, {})
-                    p.copy_(Tensor(self._update(group, p.data, grad, state)))
+                    if param.dtype.kind == "c":
+                        new = _as_complex(self._update(group, _as_real(param), _as_real(grad), state))
+                    else:
+                        new = self._update(group, param, grad, state)
+                    p.copy_(Tensor(new))
         return loss
 
     def _update(self, group: dict[str, Any], param: np.ndarray, grad: np.ndarray,

@@ -156,6 +156,14 @@ def test_activations_match_torch(name: str, args: tuple) -> None:
 
 
 @needs_torch
+@pytest.mark.parametrize("name,args", [a for a in ACTIVATIONS if "softmax" not in a[0]] + [("elu", (2.0,))])
+def test_activations_at_their_kinks_match_torch(name: str, args: tuple) -> None:
+    """At 0 (and at softplus's threshold) the one-sided slope torch picks: elu's gradient at 0 was alpha / 2."""
+    kinks = np.array([0.0, -0.0, 1.5, -1.5, 20.0])  # 1.5: softplus(beta=2, threshold=3) switches to x there
+    compare(lambda t: getattr(F, name)(t, *args), lambda t: getattr(TF, name)(t, *args), kinks)
+
+
+@needs_torch
 def test_gelu_tanh_matches_torch() -> None:
     compare(lambda t: F.gelu(t, approximate="tanh"), lambda t: TF.gelu(t, approximate="tanh"), A(3, 4))
 
@@ -334,6 +342,17 @@ def test_loss_errors() -> None:
         F.mse_loss(fg.zeros(2), fg.zeros(2), reduction="foo")
 
 
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"])
+def test_regression_losses_warn_of_a_target_shape_that_broadcasts(name: str) -> None:
+    """A (N, 1) output against (N,) targets broadcasts to an (N, N) loss: torch warns, and so do we."""
+    with pytest.warns(UserWarning, match=r"Using a target size \(\(3,\)\) that is different to the input size "
+                                         r"\(\(3, 1\)\)\. This will likely lead to incorrect results"):
+        getattr(F, name)(fg.ones(3, 1), fg.zeros(3))
+    with pytest.raises(RuntimeError, match="does not support (negative|non-positive) values"):
+        F.smooth_l1_loss(fg.ones(2), fg.zeros(2), beta=-1.0) if name == "smooth_l1_loss" else \
+            F.huber_loss(fg.ones(2), fg.zeros(2), delta=0.0)
+
+
 @needs_torch
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_binary_losses_match_torch(reduction: str) -> None:
@@ -344,6 +363,32 @@ def test_binary_losses_match_torch(reduction: str) -> None:
     compare(lambda x, y: F.binary_cross_entropy_with_logits(x, y, w, reduction=reduction, pos_weight=pw),
             lambda x, y: TF.binary_cross_entropy_with_logits(x, y, torch.tensor(w), reduction=reduction,
                                                               pos_weight=torch.tensor(pw)), A(4, 3) * 3, t)
+
+
+@needs_torch
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_binary_cross_entropy_at_saturated_probabilities_matches_torch(reduction: str) -> None:
+    """A sigmoid that saturates gives probabilities 0 and 1 exactly: torch's gradient (x - t) / max(x (1 - x),
+    1e-12) is finite there; the clamped logs alone gave NaN (0 * inf), and 1e20 instead of 1e12 near 0."""
+    p = np.array([[0.0, 1.0, 0.5, 1e-20], [1 - 1e-16, 1e-13, 0.3, 1.0]])
+    t = np.array([[0.0, 1.0, 1.0, 1.0], [0.3, 0.5, 0.8, 0.0]])
+    with np.errstate(divide="ignore", invalid="ignore"):  # torch's target gradient is inf where p is 0 or 1
+        compare(lambda x: F.binary_cross_entropy(x, fg.tensor(t), reduction=reduction),
+                lambda x: TF.binary_cross_entropy(x, torch.tensor(t), reduction=reduction), p)
+    inner, inner_t = np.array([[0.5, 0.3], [0.9, 0.05]]), np.array([[1.0, 0.8], [0.2, 0.5]])  # second order inside
+    x, y = fg.tensor(inner, requires_grad=True), fg.tensor(inner_t, requires_grad=True)
+    x_ref, y_ref = torch.tensor(inner, requires_grad=True), torch.tensor(inner_t, requires_grad=True)
+    grads = fg.autograd.grad(F.binary_cross_entropy(x, y, reduction=reduction).sum(), (x, y), create_graph=True)
+    refs = torch.autograd.grad(TF.binary_cross_entropy(x_ref, y_ref, reduction=reduction).sum(), (x_ref, y_ref),
+                               create_graph=True)
+    for a, b in zip(grads, refs):
+        np.testing.assert_allclose(a.data, b.detach().numpy(), rtol=1e-12)
+    second = fg.autograd.grad((grads[0] * grads[0]).sum() + grads[1].sum(), (x, y))
+    second_ref = torch.autograd.grad((refs[0] * refs[0]).sum() + refs[1].sum(), (x_ref, y_ref))
+    for a, b in zip(second, second_ref):
+        np.testing.assert_allclose(a.data, b.numpy(), rtol=1e-8)  # torch's double backward adds eps in places
+    with pytest.raises(RuntimeError, match="not differentiable with respect to argument 'weight'"):
+        F.binary_cross_entropy(x, y, fg.ones(2, 2, requires_grad=True))
 
 
 def test_binary_cross_entropy_with_logits_gradient_by_hand() -> None:

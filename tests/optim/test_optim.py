@@ -49,6 +49,27 @@ def test_steps_match_torch(name: str, kwargs: dict) -> None:
             np.testing.assert_allclose(a.data, b.detach().numpy(), rtol=1e-10, atol=1e-12)
 
 
+@needs_torch
+@pytest.mark.parametrize("name,kwargs", CASES)
+def test_complex_parameters_step_as_torch(name: str, kwargs: dict) -> None:
+    """torch updates a complex parameter as its real and imaginary parts (view_as_real): Adam's second moment is
+    |Re g|^2 and |Im g|^2, not the complex g^2 (which gave a wrong trajectory)."""
+    rng = np.random.default_rng(1)
+    z0 = rng.normal(size=(2, 3)) + 1j * rng.normal(size=(2, 3))
+    targets = rng.normal(size=(4, 2, 3)) + 1j * rng.normal(size=(4, 2, 3))
+    ours, theirs = fg.tensor(z0, requires_grad=True), torch.tensor(z0, requires_grad=True)
+    opt, ref = getattr(optim, name)([ours], **kwargs), getattr(torch.optim, name)([theirs], **kwargs)
+    for target in targets:
+        opt.zero_grad()
+        ref.zero_grad()
+        d, e = ours - fg.tensor(target), theirs - torch.tensor(target)
+        ((d * d.conj()).real.sum() + (d.real ** 3).sum()).backward()
+        ((e * e.conj()).real.sum() + (e.real ** 3).sum()).backward()
+        opt.step()
+        ref.step()
+        np.testing.assert_allclose(ours.data, theirs.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
 def test_sgd_by_hand_and_version_bump() -> None:
     w = fg.tensor([1.0, -2.0], requires_grad=True)
     opt = optim.SGD([w], lr=0.5, momentum=0.5)
@@ -90,6 +111,8 @@ def test_param_groups_state_dict_and_zero_grad() -> None:
         optim.SGD([a], lr=0.1, nesterov=True)
     with pytest.raises(ValueError, match="optimizer got an empty parameter list"):
         optim.SGD([], lr=0.1)
+    with pytest.raises(TypeError, match="ordering of tensors in sets will change between runs"):
+        optim.SGD([{"params": {a, b}}], lr=0.1)  # as torch: a state_dict saves the state by position
 
 
 @needs_torch
@@ -118,3 +141,30 @@ def test_reduce_lr_on_plateau_matches_torch() -> None:
         ours.step(metric)
         theirs.step(metric)
         assert ours.optimizer.param_groups[0]["lr"] == pytest.approx(theirs.optimizer.param_groups[0]["lr"])
+
+
+@needs_torch
+def test_schedulers_chain_and_keep_a_rate_set_by_hand_as_torch() -> None:
+    """torch's step, exponential and cosine schedules scale the current rate: two on one optimizer compose, and
+    a rate set by hand carries on (closed forms of the epoch overwrote both, silently)."""
+    sched = optim.lr_scheduler
+    ours = optim.SGD([{"params": [fg.ones(1, requires_grad=True)]}, {"params": [fg.ones(1, requires_grad=True)],
+                                                                     "lr": 0.3}], lr=0.1)
+    theirs = torch.optim.SGD([{"params": [torch.ones(1, requires_grad=True)]},
+                              {"params": [torch.ones(1, requires_grad=True)], "lr": 0.3}], lr=0.1)
+    kinds = [("StepLR", {"step_size": 3, "gamma": 0.5}), ("ExponentialLR", {"gamma": 0.9}),
+             ("CosineAnnealingLR", {"T_max": 4, "eta_min": 0.01})]
+    mine = [getattr(sched, name)(ours, **kwargs) for name, kwargs in kinds]
+    ref = [getattr(torch.optim.lr_scheduler, name)(theirs, **kwargs) for name, kwargs in kinds]
+    for epoch in range(14):
+        if epoch == 5:
+            for opt in (ours, theirs):
+                opt.param_groups[1]["lr"] = 0.02
+        ours.step()
+        theirs.step()
+        for a, b in zip(mine, ref):
+            a.step()
+            b.step()
+        assert [g["lr"] for g in ours.param_groups] == pytest.approx([g["lr"] for g in theirs.param_groups],
+                                                                      rel=1e-12)
+        assert mine[-1].get_last_lr() == pytest.approx(ref[-1].get_last_lr(), rel=1e-12)

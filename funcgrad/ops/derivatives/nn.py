@@ -1,4 +1,4 @@
-"""Derivatives of linear maps, the fused cross-entropy loss, convolution and pooling. Names as in elementwise.py.
+"""Derivatives of linear maps, the fused cross-entropy and binary cross-entropy losses, convolution and pooling. Names as in elementwise.py.
 
 A convolution ``C(x, w)`` is bilinear; its adjoints are the transposed convolution ``T(g, w)`` (in x) and
 the weight gradient ``W(x, g)`` (in w). The three are ops of this table, each the others' rules:
@@ -12,6 +12,7 @@ paddings as (before, after) pairs.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ from funcgrad.ops import formulas as R
 from funcgrad.ops import nn_kernels as K
 from funcgrad.ops.registry import NONDIFF, defop
 
-__all__ = ["linear", "cross_entropy", "convolution", "convolution_transpose", "convolution_weight", "max_pool", "max_unpool", "avg_pool",
+__all__ = ["linear", "cross_entropy", "binary_cross_entropy", "convolution", "convolution_transpose", "convolution_weight", "max_pool", "max_unpool", "avg_pool",
            "adaptive_avg_pool"]
 
 
@@ -79,6 +80,48 @@ def cross_entropy_jvp(input_t: Any, input: Any, target: Any, weight: Any, ignore
         return per
     total = F.sum(per, tuple(range(-np.ndim(w), 0))) if np.ndim(w) else per
     return total / np.sum(w) if reduction == "mean" else total
+
+
+_BCE_EPS = float(np.float32(1e-12))  # torch's EPSILON, a float32 constant (9.99999996e-13)
+
+
+def _bce_slope(input: Any, target: Any) -> Any:
+    """d/dx of -(t log x + (1 - t) log(1 - x)) = (x - t) / (x (1 - x)), the denominator kept >= 1e-12 as
+    torch's (finite at x = 0 and 1; the clamped logs of the loss alone would give 0 * inf there)."""
+    return (input - target) / F.clamp(input * (1 - input), _BCE_EPS)
+
+
+def _spread(g: Any, d: Any, weight: Any, reduction: str, shape: tuple[int, ...]) -> Any:
+    """g (*batch, *loss shape) times the elementwise derivative d (and the weight; over the element count for
+    ``mean``): (*batch, *shape)."""
+    if weight is not None:
+        d = d * weight
+    if reduction == "none":
+        return g * d
+    scale = d / math.prod(shape) if reduction == "mean" else d
+    return F.reshape(g, tuple(np.shape(g)) + (1,) * len(shape)) * scale
+
+
+def bce_input_grad(g: Any, input: Any, target: Any, weight: Any, reduction: str) -> Any:
+    """w (x - t) / max(x (1 - x), 1e-12), spread over the elements by the reduction."""
+    return _spread(g, _bce_slope(input, target), weight, reduction, tuple(np.shape(input)))
+
+
+def bce_target_grad(g: Any, input: Any, weight: Any, reduction: str) -> Any:
+    """d/dt = w (log(1 - x) - log x) = -w logit(x), as torch (not clamped)."""
+    return _spread(g, F.log1p(-input) - F.log(input), weight, reduction, tuple(np.shape(input)))
+
+
+def bce_jvp(input: Any, target: Any, weight: Any, reduction: str, input_t: Any = None, target_t: Any = None) -> Any:
+    """d loss = w ((x - t) / max(x (1 - x), 1e-12) dx - logit(x) dt), reduced as the loss."""
+    per = _plus(None if input_t is None else input_t * _bce_slope(input, target),
+                None if target_t is None else target_t * (F.log1p(-input) - F.log(input)))
+    if weight is not None:
+        per = per * weight
+    if reduction == "none":
+        return per
+    total = F.sum(per, tuple(range(-np.ndim(input), 0))) if np.ndim(input) else per
+    return total / math.prod(np.shape(input)) if reduction == "mean" else total
 
 
 def _output_padding(x_shape: tuple[int, ...], g: Any, kernel: tuple[int, ...], stride: Any, padding: Any,
@@ -223,6 +266,9 @@ linear                = defop("linear",                K.linear,                
 # ----- classification losses ------------------------------------------------------------------
 cross_entropy         = defop("cross_entropy",         K.cross_entropy,         input=cross_entropy_grad, target=NONDIFF,
                               jvp=cross_entropy_jvp)
+binary_cross_entropy  = defop("binary_cross_entropy",  K.binary_cross_entropy,  input=bce_input_grad, target=bce_target_grad,
+                              weight=NONDIFF,
+                              jvp=bce_jvp)
 
 # ----- convolutions ---------------------------------------------------------------------------
 convolution           = defop("convolution",           K.convolution,           input=conv_input_grad,  weight=conv_weight_grad,
