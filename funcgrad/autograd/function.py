@@ -417,8 +417,8 @@ class Function:
         result = ctx._wrap_outputs(inputs, output, recording)
         if dual is not None:
             level, tangents = dual
-            with forward_ad.primal_only():
-                output_tangents = cls.jvp(ctx, *tangents)
+            output_tangents = forward_ad.function_jvp(cls.jvp, ctx, tangents, inputs,
+                                                      len(result) if isinstance(result, tuple) else 1)
             forward_ad.attach_function_tangents(cls.__name__, output_tangents, result, level)
         if recording and DISPATCH.active:
             record_creation(ctx)
