@@ -8,6 +8,8 @@ comments. Lower is fine: update the pin when a rule gets leaner.
 """
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -155,3 +157,27 @@ def test_a_deep_chain_holds_at_most_500_bytes_of_graph_per_op() -> None:
     """Issue 19's memory target: the deep chain's graph (node, edges, saved values, result Tensor and its 4-element
     array, per op) stays under 500 bytes an op (about 265 now)."""
     assert graph_bytes_per_op("deep-chain") <= 500
+
+
+def test_kept_local_derivatives_make_no_reference_cycles() -> None:
+    """A node keeping f'(x) holds it, and f'(x)'s history leads upstream only: with the collector off, every node
+    of a third derivative through sin and asin is freed once its result is dropped."""
+    gc.disable()
+    try:
+        x = fg.tensor(np.linspace(-0.9, 0.9, 5), requires_grad=True)
+        g = fg.exp(fg.asin(x / 2) * fg.sin(x))
+        for _ in range(3):
+            (g,) = autograd.grad(g.sum(), x, create_graph=True)
+        seen: set[Any] = set()
+        stack = [g.grad_fn]
+        while stack:
+            node = stack.pop()
+            if node is not None and node not in seen:
+                seen.add(node)
+                stack.extend(nxt for nxt, _ in node.next_functions)
+        assert sum(getattr(node, "_derivative", None) is not None for node in seen) >= 2
+        refs = [weakref.ref(node) for node in seen]
+        del g, seen, stack, node
+        assert not [ref for ref in refs if ref() is not None]
+    finally:
+        gc.enable()

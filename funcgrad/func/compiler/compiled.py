@@ -53,7 +53,9 @@ def jit(f: Callable[..., Any], *, cache_size: int = 32) -> Callable[..., Any]:
         A function with ``f``'s signature and results (Tensors come back as Tensors without history).
         Side effects of ``f`` (printing, appending to lists) happen when a call is recorded, not when it
         replays; arrays ``f`` closes over are captured at recording (pass them as arguments to vary them);
-        random draws inside ``f`` are recorded as constants; a replay runs under the caller's NumPy
+        NumPy's random draws inside ``f`` are recorded as constants, but a draw from funcgrad's generators
+        (``rand``, ``randn``, a dropout mask in training mode) leaves ``f`` unrecorded, so every call draws
+        anew (a seeded ``rand(..., seed=s)`` is a constant and records); a replay runs under the caller's NumPy
         error state (``np.errstate`` set inside ``f`` is not replayed). ``jitted.programs`` maps each signature
         kept to its ``Program`` (or to ``"not recorded"`` and the reason); ``jitted.clear_cache()`` drops
         them all (and the captured arrays). A call that raises runs ``f`` once and raises its error.
