@@ -40,6 +40,7 @@ MARGIN = 4.0  # a discrepancy must exceed the estimated numerical error this man
 _ROUNDING = 2 / 3  # eps ** _ROUNDING (relative) is always allowed: rounding in the backward (ill-conditioned too)
 _RESOLVED = 0.4  # an estimate resolves a derivative when its error is below eps ** _RESOLVED (relative) ...
 _ACCURACY = 1e-3  # ... and below this, so that a pass rules out a bug of 0.4% (MARGIN times the error)
+_TINY = float(np.finfo(np.float64).tiny)  # a gap below the smallest normal float is below any difference's resolution
 _PROBES = 2  # dense random probes beside the block probes in fast mode
 _SCREENS = 2  # random directions of fast mode's screen
 
@@ -133,8 +134,9 @@ class _Classifier:
         gap = np.abs(num - ana)
         size = np.abs(num) + np.abs(ana) + scale
         with np.errstate(invalid="ignore"):
-            failed = (gap > MARGIN * err + self.eps ** _ROUNDING * size) | (np.isnan(ana) & np.isfinite(num))
-            passed = ~failed & (gap <= MARGIN * err + self.eps ** _ROUNDING * size) & (err <= self.resolved * size)
+            allowed = MARGIN * err + self.eps ** _ROUNDING * size + _TINY  # (relative parts underflow at subnormals)
+            failed = (gap > allowed) | (np.isnan(ana) & np.isfinite(num))
+            passed = ~failed & (gap <= allowed) & (err <= self.resolved * size)
         return passed, failed
 
     def scale(self, ana: np.ndarray, typical: np.ndarray) -> np.ndarray:
@@ -155,7 +157,7 @@ class _Classifier:
         output's gap, and what each is measured against (``|f|``, ``centre``, where ``J u`` is negligible)."""
         scale = np.abs(est.value)
         scale = np.where(scale <= np.sqrt(self.eps) * centre, centre, scale)
-        return MARGIN * est.error + self.eps ** _ROUNDING * 2 * scale, scale
+        return MARGIN * est.error + self.eps ** _ROUNDING * 2 * scale + _TINY, scale
 
     def projected(self, ana: np.ndarray, covectors: np.ndarray, est: Estimate,
                   centre: np.ndarray) -> tuple[np.ndarray, bool]:
