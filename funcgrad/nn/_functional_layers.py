@@ -130,6 +130,10 @@ def batch_norm(input: Any, running_mean: Tensor | None, running_var: Tensor | No
     shape = np.shape(input)
     dims = (0,) + tuple(range(2, len(shape)))
     channel = _channel_shape(len(shape), shape[1])
+    for name, value in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                        ("bias", bias)):
+        if value is not None and np.size(value) != shape[1]:  # checked before any statistic changes
+            raise RuntimeError(f"{name} should contain {shape[1]} elements not {np.size(value)}")
     if training:
         count = math.prod(shape) // shape[1]
         if count <= 1:
@@ -174,6 +178,10 @@ def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any 
 def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None, eps: float = 1e-5) -> Any:
     """Normalize each sample's channels in ``num_groups`` groups, then scale and shift per channel."""
     shape = tuple(np.shape(input))
+    for value in (weight, bias):
+        if value is not None and np.shape(value) != shape[1:2]:
+            raise RuntimeError(f"Expected weight to be a vector of size equal to the number of channels in input, but "
+                               f"got weight of shape {list(np.shape(value))} and input of shape {list(shape)}")
     if shape[1] % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(shape)} and num_groups={num_groups}")

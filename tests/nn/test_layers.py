@@ -130,6 +130,23 @@ def test_batchnorm_updates_its_statistics_in_place_so_jit_and_state_dicts_see_th
     assert bn.num_batches_tracked.item() == 3
 
 
+@needs_torch
+def test_normalization_with_the_wrong_channel_count_raises_torchs_error_and_keeps_its_statistics() -> None:
+    """The in-place update must not start before the shapes are checked (mul_ then a failing add_ left the
+    running mean scaled by 1 - momentum)."""
+    bn, ref = nn.BatchNorm1d(3), torch.nn.BatchNorm1d(3).double()
+    data = rng.normal(size=(4, 3))
+    bn(fg.tensor(data))
+    ref(torch.tensor(data))
+    for module, tensor in ((bn, fg.tensor), (ref, torch.tensor)):
+        with pytest.raises(RuntimeError, match="running_mean should contain 5 elements not 3"):
+            module(tensor(np.ones((4, 5))))
+    for name in ("running_mean", "running_var", "num_batches_tracked"):  # torch counts the failed batch too
+        np.testing.assert_allclose(getattr(bn, name).data, getattr(ref, name).numpy(), rtol=1e-13)
+    with pytest.raises(RuntimeError, match=r"weight of shape \[4\] and input of shape \[4, 6, 2\]"):
+        nn.GroupNorm(2, 4)(fg.ones(4, 6, 2))
+
+
 def test_gradgradcheck_through_layers() -> None:
     model = nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.GELU(), nn.AvgPool2d(2), nn.Flatten(),
                           nn.LayerNorm(12), nn.Linear(12, 2))
