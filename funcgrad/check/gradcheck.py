@@ -65,7 +65,7 @@ class _Run:
         self.rng = np.random.default_rng(0)  # reproducible directions
         self.backward = Backward(func, inputs, indices, nondet_tol=opts.nondet_tol,
                                  check_grad_dtypes=opts.check_grad_dtypes, fail=self.fail,
-                                 input_label=opts.input_label)
+                                 input_label=opts.input_label, output_label=opts.output_label)
         self.vjp = self.backward.vjp
         self.analytical = self.backward.jacobians
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from funcgrad.autograd import no_grad
 from funcgrad.check.diagnosis import Block, diagnose
-from funcgrad.check.numerical import real_shape, real_view
+from funcgrad.check.numerical import Cells, perturbable, real_shape, real_view
 from funcgrad.check.steps import Estimate, Shift, derivative, finest, first_step, kink
 from funcgrad.check.verdict import FAIL, INCONCLUSIVE, PASS, Element, Verdict
 from funcgrad.core.tensor import Tensor
@@ -81,7 +81,7 @@ class Problem:
         return max(float(np.finfo(d).eps) for d in dtypes)
 
 
-def _column_shift(problem: Problem, flat: np.ndarray, k: int) -> Shift:
+def _column_shift(problem: Problem, flat: np.ndarray | Cells, k: int) -> Shift:
     """Move element ``k`` of ``flat`` by ``t`` in its own dtype; the shift applied is what the dtype allowed."""
     def shifted(t: float) -> tuple[np.ndarray, float]:
         orig = flat[k].copy()
@@ -93,7 +93,7 @@ def _column_shift(problem: Problem, flat: np.ndarray, k: int) -> Shift:
     return shifted
 
 
-def _direction_shift(problem: Problem, x: np.ndarray, u: np.ndarray) -> Shift:
+def _direction_shift(problem: Problem, x: np.ndarray | Cells, u: np.ndarray) -> Shift:
     """Move the whole input ``x`` (flat, real coordinates) by ``t * u`` (the rounding of ``x + t u`` is inside the
     estimate's noise)."""
     def shifted(t: float) -> tuple[np.ndarray, float]:
@@ -220,8 +220,8 @@ class _Judge:
         """Walk input elements ``ks`` of checked input ``pos``: an estimate per column, then the rule."""
         i = self.p.indices[pos]
         x = self.p.inputs[i]
-        flat = real_view(x.data)  # complex inputs in real coordinates, perturbed one part at a time
-        steps = first_step(flat)
+        flat = perturbable(x.data)  # complex inputs in real coordinates, perturbed one part at a time
+        steps = first_step(np.asarray(flat))
         ana_all = self.stacked[pos]
         for k in ks:
             ana = ana_all[:, k]
@@ -284,7 +284,7 @@ class _Judge:
         then compared one by one, as its gap may be their errors summed: ``fail`` only if one of them fails, with
         the input elements on which autograd says the failing ones depend."""
         i = self.p.indices[pos]
-        flat = real_view(self.p.inputs[i].data)
+        flat = perturbable(self.p.inputs[i].data)
         if not flat.size or not signs.size:
             return PASS, []
         weight = np.maximum(np.abs(flat.astype(np.float64)), 1.0)  # relative steps for large elements
@@ -332,7 +332,7 @@ class _Judge:
         """
         i = self.p.indices[pos]
         x = self.p.inputs[i]
-        flat = real_view(x.data)
+        flat = perturbable(x.data)
         n = flat.size
         blocks = np.array_split(np.arange(n), int(np.ceil(np.sqrt(n)))) if n else []
         weight = np.maximum(np.abs(flat.astype(np.float64)), 1.0)  # relative steps for large elements
