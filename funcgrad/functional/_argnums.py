@@ -25,7 +25,7 @@ def _normalize(argnums: Argnums, nargs: int, caller: str) -> Argnums:
                         for a in argnums])
         if len(set(normal)) != len(normal):  # a repeated argument got zeros in all but one place
             raise RuntimeError(f"{caller}: argnums elements must be unique, got {normal}")
-        return normal
+        return normal  # type: ignore[return-value]
     if not isinstance(argnums, int | np.integer):
         raise TypeError(f"{caller}: argnums must be an int or a tuple of ints, got {type(argnums).__name__}")
     if not -nargs <= argnums < nargs:
