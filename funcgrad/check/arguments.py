@@ -10,7 +10,7 @@ import numpy as np
 
 from funcgrad.core.tensor import Tensor
 
-__all__ = ["as_tuple", "tensor_outputs", "checked_outputs", "prepare"]
+__all__ = ["as_tuple", "tensor_outputs", "checked_outputs", "prepare", "layout_copy"]
 
 
 def as_tuple(value: Any) -> tuple[Any, ...]:
@@ -73,7 +73,7 @@ def _flatten(args: tuple[Any, ...]) -> tuple[list[Any], list[str], Callable[[Seq
     return leaves, labels, lambda flat: tuple(build(flat) for build in builders)
 
 
-def _layout_copy(a: np.ndarray) -> np.ndarray:
+def layout_copy(a: np.ndarray) -> np.ndarray:
     """A copy of ``a`` with its memory layout (strides: transposed, sliced, reversed), as PyTorch's gradcheck checks
     a non-contiguous input as given: a backward that is wrong only for some layout must not pass on a C copy.
     Overlapping layouts (a broadcast's zero strides) are copied compactly, in the order of ``a``'s strides."""
@@ -95,7 +95,7 @@ def prepare(func: Callable[..., Any], inputs: Any) -> tuple[Callable[..., Any], 
     """``func`` over flat arguments, fresh leaves (with the memory layout of the originals) for the tensors that
     require grad (other arguments unchanged), the positions of those leaves and every argument's label."""
     leaves, labels, rebuild = _flatten(as_tuple(inputs))
-    prepared = tuple(Tensor(_layout_copy(a.data), requires_grad=True)
+    prepared = tuple(Tensor(layout_copy(a.data), requires_grad=True)
                      if isinstance(a, Tensor) and a.requires_grad else a for a in leaves)
     indices = [i for i, a in enumerate(leaves) if isinstance(a, Tensor) and a.requires_grad]
 

@@ -8,7 +8,7 @@ import pytest
 
 import funcgrad as fg
 from funcgrad.autograd import Function
-from funcgrad.check import GradcheckError, gradcheck, gradgradcheck
+from funcgrad.check import GradcheckError, check_function, gradcheck, gradgradcheck
 from tests.check.corpus import NOISY, ONCE, RIGHT, SECOND_ORDER_WRONG, WRONG, Case
 
 
@@ -266,3 +266,10 @@ def test_backward_modifying_grad_output_in_place_is_refused(fast_mode: bool) -> 
     x = leaf(5)  # what goes wrong: the sum's other input gets the changed gradient
     (gx,) = fg.autograd.grad(SinMutatingGrad.apply(x) + x, x, fg.ones(5))
     assert not np.allclose(gx.data, np.cos(x.data) + 1)
+
+
+def test_check_function_keeps_a_transposed_layout() -> None:
+    data = np.random.default_rng(2).standard_normal((3, 4)).T
+    verdict = check_function(SquareByLayout, fg.from_numpy(data), order=1, raise_exception=False)
+    assert verdict.failed
+    assert check_function(SquareByLayout, fg.tensor(np.ascontiguousarray(data)), order=1).status == "pass"
