@@ -350,8 +350,8 @@ def test_astype_keeps_numpys_copy_and_casting() -> None:
     assert t.astype(np.float32, casting="same_kind").dtype == np.float32
 
 
-@pytest.mark.parametrize("a_shape,b_shape", [((3, 3, 3), (3, 3)), ((3, 3), (3,)), ((2, 3, 3), (3,)), ((2, 3, 3), (3, 2)),
-                                             ((3, 3), (3, 3))])
+@pytest.mark.parametrize("a_shape,b_shape", [((3, 3, 3), (3, 3)), ((3, 3), (3,)), ((2, 3, 3), (3,)),
+                                             ((2, 3, 3), (3, 2)), ((3, 3), (3, 3))])
 def test_np_linalg_solve_reads_b_as_numpy_does(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> None:
     """``b`` is a vector only when 1-D: for ``a`` (3, 3, 3) and ``b`` (3, 3) NumPy gives (3, 3, 3); torch's rule
     (a batch of vectors) gave (3, 3), silently different."""
