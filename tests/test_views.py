@@ -165,8 +165,6 @@ def test_a_view_op_reads_a_number_given_as_a_tensor_at_the_call() -> None:
     np.testing.assert_array_equal(x.grad.data, [[1.0, 10.0, 1.0], [1.0, 1.0, 10.0], [1.0, 1.0, 1.0]])
 
 
-@pytest.mark.xfail(strict=True, reason="core/tensor.py (lead's file): Tensor.detach_ should raise torch's error on a "
-                                       "view (if self._base is not None) before cutting its history")
 def test_detach_in_place_of_a_view_raises_as_torch() -> None:
     """A view detached in place would get its history back from its base's next in-place op (refresh_views)."""
     x = fg.tensor([1.0, 2.0, 3.0], requires_grad=True)

@@ -337,7 +337,9 @@ class AccumulateGrad(Node):
             grad = self.hooked(grad, as_tensors)
         with _ACCUMULATING:
             current = var._grad
-            if current is None:
+            if not var._requires_grad:  # frozen after the forward (requires_grad_(False)): no .grad, as torch
+                pass
+            elif current is None:
                 if as_tensors:
                     var._grad = grad if type(grad) is Tensor else Tensor(grad)
                 else:
