@@ -273,3 +273,27 @@ def test_check_function_keeps_a_transposed_layout() -> None:
     verdict = check_function(SquareByLayout, fg.from_numpy(data), order=1, raise_exception=False)
     assert verdict.failed
     assert check_function(SquareByLayout, fg.tensor(np.ascontiguousarray(data)), order=1).status == "pass"
+
+
+class SinAbsGrad(Function):
+    """sin with ``|g| cos x``: right for every one-hot grad_output, wrong for a negative one."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return fg.sin(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return fg.abs(g) * fg.cos(x)
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_backward_nonlinear_in_grad_output_is_refused(fast_mode: bool) -> None:
+    # torch passes it: its slow mode only uses one-hot grad_outputs, its fast mode positive ones
+    with pytest.raises(GradcheckError, match="The backward is not linear in grad_output: for output 0 w.r.t. input 0"):
+        gradcheck(SinAbsGrad.apply, (leaf(4),), fast_mode=fast_mode)
+    x = leaf(4)
+    (g,) = fg.autograd.grad(SinAbsGrad.apply(x), x, -fg.ones(4))
+    assert not np.allclose(g.data, -np.cos(x.data))
