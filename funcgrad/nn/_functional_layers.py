@@ -3,6 +3,7 @@ one_hot, composed of table ops (so every derivative order comes from the table).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -34,20 +35,28 @@ def bilinear(input1: Any, input2: Any, weight: Any, bias: Any = None) -> Any:
 
 
 # ----- activations -------------------------------------------------------------------------------
+def _applied(fn: Callable[[Any], Any], input: Any, inplace: bool) -> Any:
+    """``fn(input)``; with ``inplace``, written into the Tensor ``input`` and ``input`` returned, as torch's in-place
+    activations: computed on a clone (the graph keeps the values it saved), then ``copy_`` (``input`` takes the
+    result's history and a new version; a leaf that requires grad raises)."""
+    return input.copy_(fn(input.clone())) if inplace and isinstance(input, Tensor) else fn(input)
+
+
 def relu(input: Any, inplace: bool = False) -> Any:
-    """max(x, 0) (``inplace`` is accepted for torch's signature; the result is always a new tensor)."""
-    return ops.relu(input)
+    """max(x, 0) (``inplace``: written into ``input``, as torch)."""
+    return _applied(ops.relu, input, inplace)
 
 
 def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) -> Any:
     """x for x > 0, negative_slope * x otherwise (slope at 0, as torch)."""
-    return ops.where(ops.gt(input, 0), input, input * negative_slope)
+    return _applied(lambda x: ops.where(ops.gt(x, 0), x, x * negative_slope), input, inplace)
 
 
 def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:
     """x for x > 0, alpha (exp(x) - 1) otherwise."""
     # clamp, not minimum: at x = 0 minimum's tie would halve the slope alpha that torch gives there
-    return ops.where(ops.gt(input, 0), input, alpha * ops.expm1(ops.clamp(input, max=0.0)))  # no exp of a large x
+    return _applied(lambda x: ops.where(ops.gt(x, 0), x, alpha * ops.expm1(ops.clamp(x, max=0.0))),  # no exp(large)
+                    input, inplace)
 
 
 def gelu(input: Any, approximate: str = "none") -> Any:
@@ -61,7 +70,7 @@ def gelu(input: Any, approximate: str = "none") -> Any:
 
 def silu(input: Any, inplace: bool = False) -> Any:
     """x sigmoid(x)."""
-    return input * ops.sigmoid(input)
+    return _applied(lambda x: x * ops.sigmoid(x), input, inplace)
 
 
 def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
@@ -105,7 +114,8 @@ def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = F
     _check_probability(p)
     if not training or p == 0.0:
         return input
-    return input * _keep_mask(np.shape(input), p, input.dtype, generator)
+    mask = _keep_mask(np.shape(input), p, input.dtype, generator)
+    return _applied(lambda x: x * mask, input, inplace)
 
 
 def dropout2d(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False,
@@ -115,7 +125,8 @@ def dropout2d(input: Any, p: float = 0.5, training: bool = True, inplace: bool =
     if not training or p == 0.0:
         return input
     shape = np.shape(input)
-    return input * _keep_mask(tuple(shape[:-2]) + (1, 1), p, input.dtype, generator)
+    mask = _keep_mask(tuple(shape[:-2]) + (1, 1), p, input.dtype, generator)
+    return _applied(lambda x: x * mask, input, inplace)
 
 
 # ----- normalizations ----------------------------------------------------------------------------
