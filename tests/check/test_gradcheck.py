@@ -9,7 +9,7 @@ import pytest
 import funcgrad as fg
 from funcgrad.autograd import Function
 from funcgrad.check import GradcheckError, check_function, gradcheck, gradgradcheck
-from tests.check.corpus import NOISY, ONCE, RIGHT, SECOND_ORDER_WRONG, WRONG, Case
+from tests.check.corpus import NOISY, ONCE, RIGHT, SECOND_ORDER_WRONG, WRONG, Case, SquareByLayout
 
 
 def leaf(*shape: int, seed: int = 0, dtype: type = np.float64) -> fg.Tensor:
@@ -205,21 +205,6 @@ def test_slow_mode_verdict_does_not_depend_on_batching() -> None:
 
 
 # ----- wrong derivatives that only show on some inputs: the checker must see what the user passed ---------------
-class SquareByLayout(Function):
-    """x * x whose backward is off by 50% when x is not C-contiguous (as a backward writing through
-    ``zeros_like(x).reshape(-1)`` is: a copy for a transposed x)."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return 2 * g * x * (1.0 if x.data.flags.c_contiguous else 1.5)
-
-
 @pytest.mark.parametrize("layout", [lambda a: a.T, lambda a: a[:, ::2], lambda a: a[::-1]],
                          ids=["transposed", "sliced", "reversed"])
 @pytest.mark.parametrize("fast_mode", [False, True])
