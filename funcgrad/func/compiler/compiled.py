@@ -13,7 +13,10 @@ What a recording cannot reproduce, it does not: a function that reads input valu
 ``np.unique(x).shape``), gets those reads guarded, and a replay that meets a different value runs the
 function normally instead (with a warning, once); a function whose arrays leave NumPy (SciPy's
 LAPACK wrappers, ``np.asarray`` of a traced array) or that writes into its inputs is not recorded
-and always runs normally. Every call's result is exactly what calling the function gives.
+and always runs normally. Every call's result is exactly what calling the function gives, except for what it
+reads from outside its arguments: closed-over arrays and Python state are fixed when a signature is recorded
+(as ``jax.jit``'s), and a replay does not see later changes to them (pass them as arguments, or
+``clear_cache()``).
 """
 from __future__ import annotations
 
