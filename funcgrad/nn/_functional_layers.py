@@ -3,6 +3,7 @@ one_hot, composed of table ops (so every derivative order comes from the table).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -78,20 +79,23 @@ def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
     return ops.where(ops.gt(input * beta, threshold), input, ops.logaddexp(0.0, input * beta) / beta)
 
 
-def _softmax_dim(ndim: int) -> int:
-    return 0 if ndim in (0, 1, 3) else 1  # torch's legacy implicit dim
+def _softmax_dim(name: str, ndim: int) -> int:
+    """torch's legacy implicit dim, with torch's warning (a 3-d input normalizes over dim 0, the batch)."""
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an "
+                  "argument.", UserWarning, stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
 
 
 def softmax(input: Any, dim: int | None = None, dtype: Any = None) -> Any:
     """exp(x) / sum(exp(x)) along ``dim``."""
     x = input if dtype is None else ops.to_copy(input, np.dtype(dtype))
-    return ops.softmax(x, _softmax_dim(np.ndim(x)) if dim is None else dim)
+    return ops.softmax(x, _softmax_dim("softmax", np.ndim(x)) if dim is None else dim)
 
 
 def log_softmax(input: Any, dim: int | None = None, dtype: Any = None) -> Any:
     """x - logsumexp(x) along ``dim``."""
     x = input if dtype is None else ops.to_copy(input, np.dtype(dtype))
-    return ops.log_softmax(x, _softmax_dim(np.ndim(x)) if dim is None else dim)
+    return ops.log_softmax(x, _softmax_dim("log_softmax", np.ndim(x)) if dim is None else dim)
 
 
 # ----- dropout -----------------------------------------------------------------------------------

@@ -188,6 +188,17 @@ def test_inplace_activations_write_their_input_as_torch(name: str, args: tuple) 
     assert module(*args, inplace=True)(z) is z
 
 
+def test_softmax_without_dim_warns_as_torch() -> None:
+    """torch's legacy implicit dim normalizes a 3-d input over dim 0 (the batch): torch warns, and so do we."""
+    x = fg.tensor(A(2, 3, 4))
+    for name in ("softmax", "log_softmax"):
+        with pytest.warns(UserWarning, match=f"Implicit dimension choice for {name} has been deprecated"):
+            out = getattr(F, name)(x)
+        np.testing.assert_allclose(out.data, getattr(F, name)(x, 0).data)
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
+        nn.Softmax()(x)
+
+
 def test_gelu_tanh_matches_torch() -> None:
     compare(lambda t: F.gelu(t, approximate="tanh"), lambda t: TF.gelu(t, approximate="tanh"), A(3, 4))
 
