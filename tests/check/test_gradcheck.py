@@ -282,3 +282,10 @@ def test_backward_nonlinear_in_grad_output_is_refused(fast_mode: bool) -> None:
     x = leaf(4)
     (g,) = fg.autograd.grad(SinAbsGrad.apply(x), x, -fg.ones(4))
     assert not np.allclose(g.data, -np.cos(x.data))
+
+
+def test_check_function_reports_a_backward_writing_into_grad_output() -> None:
+    verdict = check_function(SinMutatingGrad, fg.randn(4, seed=0), raise_exception=False)
+    assert verdict.failed
+    assert "grad_output modified" in str(verdict)
+    assert "second order not checked: the first order fails" in verdict.reasons
