@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.core.effects import note_effect
 from funcgrad.core.structured import Structured
 from funcgrad.core.tensor import Tensor
 
@@ -133,6 +134,7 @@ def manual_seed(seed: int) -> Generator:
 def _rng(generator: Generator | None, seed: int | None) -> np.random.Generator:
     if seed is not None:
         return np.random.default_rng(seed)
+    note_effect("drew random numbers from a funcgrad Generator (they must differ at every call)")
     return (generator or _default).rng
 
 

@@ -358,3 +358,17 @@ def test_a_recording_is_freed_without_the_collector() -> None:
     finally:
         if enabled:
             gc.enable()
+
+
+def test_a_leaf_that_stopped_requiring_grad_gets_no_grad_as_torch() -> None:
+    """``y = x * 2; x.requires_grad_(False); y.sum().backward()`` leaves ``x.grad`` None in torch (a parameter frozen
+    between the forward and the backward); funcgrad accumulated [2, 2]. Its hooks still run, as torch's."""
+    x = fg.tensor([1.0, 2.0], requires_grad=True)
+    seen: list[str] = []
+    x.register_hook(lambda g: seen.append("hook"))
+    x.register_post_accumulate_grad_hook(lambda t: seen.append("post"))
+    y = x * 2
+    x.requires_grad_(False)
+    y.sum().backward()
+    assert x.grad is None
+    assert seen == ["hook", "post"]

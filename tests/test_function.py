@@ -602,6 +602,8 @@ def _returning(result):
      r"compatible with \[2, 3\]"),
     (lambda g: (fg.ones(3, 2), None), RuntimeError, r"invalid gradient at index 0 - got \[3, 2\]"),
     (lambda g: (fg.ones(1, 3), None), RuntimeError, r"invalid gradient at index 0 - got \[1, 3\]"),
+    (lambda g: (g * (1 + 0.5j), None), RuntimeError,
+     r"returned a complex gradient \(dtype complex128\) at index 0 for a real input \(dtype float64\)"),
     (lambda g: (1.0, None), RuntimeError, "returned a gradient of type float at index 0"),
     (lambda g: ([1.0, 2.0, 3.0], None), RuntimeError, "returned a gradient of type list at index 0"),
 ])

@@ -8,6 +8,8 @@ comments. Lower is fine: update the pin when a rule gets leaner.
 """
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -104,17 +106,19 @@ def test_nested_derivatives_through_kept_local_derivatives_match_taylor_mode(nam
         np.testing.assert_allclose(g.data, expected, rtol=1e-9, atol=1e-9)
 
 
-def test_a_kept_local_derivative_whose_history_was_freed_is_recorded_again() -> None:
-    """A pass with retain_graph=False frees the history of the cos(x) that sin's node kept; a later create_graph
-    pass through that node records cos(x) afresh, so its derivative can still be taken (as torch, which records
-    it anew each time)."""
+def test_graphs_sharing_a_kept_local_derivative_can_each_be_differentiated_once() -> None:
+    """Two create_graph passes through sin's node share the cos(x) it keeps; a backward through the first result
+    (retain_graph=False) leaves that shared cos(x) node intact, so the second can still be differentiated (as in
+    torch, where each pass records a cos node of its own): both add -sin(x) into x.grad."""
     x = fg.tensor(np.linspace(-0.9, 0.9, 7), requires_grad=True)
     y = fg.sin(x)
-    (g,) = autograd.grad(y.sum(), x, create_graph=True)  # 1 * cos(x): sin's node keeps cos(x)
-    autograd.grad(g.sum(), x)  # runs (and frees) the history of that cos(x), not sin's node
-    (g,) = autograd.grad(y.sum(), x, create_graph=True)
-    (h,) = autograd.grad(g.sum(), x)
-    np.testing.assert_allclose(h.data, -np.sin(x.data), rtol=1e-14)
+    (g1,) = autograd.grad(y.sum(), x, create_graph=True)
+    (g2,) = autograd.grad(y.sum(), x, create_graph=True)
+    g1.sum().backward()
+    g2.sum().backward()
+    np.testing.assert_allclose(x.grad.data, -2 * np.sin(x.data), rtol=1e-14)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        g1.sum().backward()  # (the mul node each pass recorded itself is freed, as usual)
 
 
 def test_a_kept_local_derivative_is_not_reused_after_its_input_changed() -> None:
@@ -153,3 +157,27 @@ def test_a_deep_chain_holds_at_most_500_bytes_of_graph_per_op() -> None:
     """Issue 19's memory target: the deep chain's graph (node, edges, saved values, result Tensor and its 4-element
     array, per op) stays under 500 bytes an op (about 265 now)."""
     assert graph_bytes_per_op("deep-chain") <= 500
+
+
+def test_kept_local_derivatives_make_no_reference_cycles() -> None:
+    """A node keeping f'(x) holds it, and f'(x)'s history leads upstream only: with the collector off, every node
+    of a third derivative through sin and asin is freed once its result is dropped."""
+    gc.disable()
+    try:
+        x = fg.tensor(np.linspace(-0.9, 0.9, 5), requires_grad=True)
+        g = fg.exp(fg.asin(x / 2) * fg.sin(x))
+        for _ in range(3):
+            (g,) = autograd.grad(g.sum(), x, create_graph=True)
+        seen: set[Any] = set()
+        stack = [g.grad_fn]
+        while stack:
+            node = stack.pop()
+            if node is not None and node not in seen:
+                seen.add(node)
+                stack.extend(nxt for nxt, _ in node.next_functions)
+        assert sum(getattr(node, "_derivative", None) is not None for node in seen) >= 2
+        refs = [weakref.ref(node) for node in seen]
+        del g, seen, stack, node
+        assert not [ref for ref in refs if ref() is not None]
+    finally:
+        gc.enable()

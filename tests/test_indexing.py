@@ -270,3 +270,14 @@ def test_an_index_changed_between_the_first_and_the_second_backward_does_not_rea
         (gv,) = fg.autograd.grad((gx * fg.tensor([1.0, 2.0, 3.0, 4.0])).sum(), v)
         grads.append(gv.data)
     np.testing.assert_array_equal(grads[0], grads[1])
+
+
+def test_an_empty_list_index_selects_nothing_as_numpy_and_torch() -> None:
+    """``x[[]]`` is empty along that dim (``np.asarray([])`` is a float array, which NumPy refuses as an index)."""
+    x = fg.tensor(np.arange(12.0).reshape(3, 4), requires_grad=True)
+    assert x[[]].shape == (0, 4) and x[:, []].shape == (3, 0)
+    x[[]].sum().backward()
+    np.testing.assert_array_equal(x.grad.data, np.zeros((3, 4)))
+    y = x.detach().clone()
+    y[[]] = 5.0
+    np.testing.assert_array_equal(y.data, np.arange(12.0).reshape(3, 4))

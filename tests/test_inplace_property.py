@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import funcgrad as fg
+import funcgrad.func as ff
 from tests.budget import examples
 
 SHAPE = (4, 6)
@@ -74,3 +75,49 @@ def test_issue_example_slice_times_y() -> None:
     x.sum().backward()
     np.testing.assert_allclose(a.grad.data, [1.0, 10.0, 20.0, 1.0])
     np.testing.assert_allclose(y.grad.data, [2.0, 3.0])
+
+
+def _scalar_program(steps: list[tuple[str, str]], in_place: bool) -> Callable[[Any], Any]:
+    """``a -> sum(w * x * x)`` for ``x`` built from ``a`` by ``steps`` (with ``y`` depending on ``a`` too)."""
+    rng = np.random.default_rng(1)
+    scale, weights = rng.uniform(0.5, 1.5, 24), rng.uniform(-1, 1, SHAPE)
+
+    def f(a: Any) -> Any:
+        y = fg.reshape(a, (-1,)) * scale + 1.0
+        x = a * 1.0
+        for view, op in steps:
+            if in_place:
+                OPS[op][0](VIEWS[view](x), y)
+            else:
+                flat = fg.reshape(x, (-1,))
+                idx = region(view)
+                x = fg.reshape(fg.index_put(flat, (fg.tensor(idx),), OPS[op][1](flat[idx], y)), SHAPE)
+        return (x * weights * x).sum()
+
+    return f
+
+
+@settings(max_examples=examples(10), deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(sorted(VIEWS)), st.sampled_from(sorted(OPS))), min_size=1, max_size=3))
+def test_second_derivatives_through_views_written_in_place_agree_in_every_mode(steps: list[tuple[str, str]]) -> None:
+    """Forward-over-reverse (hessian, hvp), reverse-over-reverse and forward-over-forward give the Hessian of the
+    out-of-place program: the first lost the region's tangent (copy_slices's rule replayed the view past the
+    forward-AD layer), the last the tangent of the tangent (a LINEAR op's tangent was computed unseen)."""
+    rng = np.random.default_rng(2)
+    a, u, v = (rng.uniform(-1, 1, SHAPE) for _ in range(3))
+    f, reference = _scalar_program(steps, True), _scalar_program(steps, False)
+    want = ff.grad(lambda x: (ff.grad(reference)(x) * v).sum())(a)  # H v, reverse over reverse, out of place
+    fwd_rev = ff.jvp(ff.grad(f), (a,), (v,))[1]
+    rev_rev = ff.grad(lambda x: (ff.grad(f)(x) * v).sum())(a)
+    fwd_fwd = ff.jvp(lambda x: ff.jvp(f, (x,), (v,))[1], (a,), (u,))[1]
+    np.testing.assert_allclose(fwd_rev, want, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(rev_rev, want, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(fwd_fwd, (want * u).sum(), rtol=1e-10, atol=1e-10)
+
+
+def test_nested_forward_mode_through_real_and_conj_physical() -> None:
+    """jvp of jvp through the LINEAR ops (their tangent was computed past the outer level: 0 instead of 2)."""
+    x0, u = np.array([0.3, -0.7]), np.array([1.0, 0.5])
+    for op in (fg.real, fg.conj_physical):
+        second = ff.jvp(lambda x, op=op: ff.jvp(lambda z: op(z * z), (x,), (u,))[1], (x0,), (u,))[1]
+        np.testing.assert_allclose(second, 2 * u * u)

@@ -337,3 +337,25 @@ def test_indices_changed_in_place_before_the_backward_raise(take: Any) -> None:
         i.add_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         out.sum().backward()
+
+
+def test_astype_keeps_numpys_copy_and_casting() -> None:
+    """``astype(copy=False)`` to the tensor's own dtype is the tensor itself (a write to it is a write to the
+    tensor, as NumPy's); ``casting`` is checked as NumPy does instead of being ignored."""
+    t = fg.tensor([1.0, 2.0], requires_grad=True)
+    assert t.astype(np.float64, copy=False) is t and np.astype(t, np.float64, copy=False) is t
+    assert t.astype(np.float64) is not t
+    with pytest.raises(TypeError, match="according to the rule 'safe'"):
+        t.astype(np.int64, casting="safe")
+    assert t.astype(np.float32, casting="same_kind").dtype == np.float32
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [((3, 3, 3), (3, 3)), ((3, 3), (3,)), ((2, 3, 3), (3,)),
+                                             ((2, 3, 3), (3, 2)), ((3, 3), (3, 3))])
+def test_np_linalg_solve_reads_b_as_numpy_does(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> None:
+    """``b`` is a vector only when 1-D: for ``a`` (3, 3, 3) and ``b`` (3, 3) NumPy gives (3, 3, 3); torch's rule
+    (a batch of vectors) gave (3, 3), silently different."""
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=a_shape) + 3 * np.eye(3), rng.normal(size=b_shape)
+    got = np.linalg.solve(fg.tensor(a, requires_grad=True), fg.tensor(b))
+    np.testing.assert_allclose(got.data, np.linalg.solve(a, b))

@@ -287,3 +287,20 @@ def test_max_and_min_with_a_dim_that_is_no_int_raise_as_torch(dim: Any) -> None:
     with pytest.raises(TypeError, match=r"min\(\) received an invalid combination"):
         fg.min(x, dim=dim)
     assert x.max(axis=(0, 1)).item() == 7.0  # NumPy's spelling reduces
+
+
+@pytest.mark.parametrize("op", [lambda m, x: m.logsumexp(x, 1), lambda m, x: m.logsumexp(x, 0),
+                                lambda m, x: m.softmax(x, 1), lambda m, x: m.log_softmax(x, 0),
+                                lambda m, x: m.cumprod(x, 1)])
+def test_empty_tensors_in_logsumexp_softmax_and_cumprod_as_torch(op: Any) -> None:
+    """Torch's values (logsumexp of nothing is -inf, softmax of nothing empty) and empty gradients; these raised
+    NumPy's 'zero-size array to reduction operation maximum'."""
+    torch = pytest.importorskip("torch")
+    x = leaf(np.zeros((3, 0)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = op(fg, x)
+    expected = op(torch, torch.zeros(3, 0, dtype=torch.float64))
+    np.testing.assert_array_equal(out.data, expected.numpy())
+    out.sum().backward()
+    assert x.grad.shape == (3, 0)

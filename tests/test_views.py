@@ -163,3 +163,11 @@ def test_a_view_op_reads_a_number_given_as_a_tensor_at_the_call() -> None:
     np.testing.assert_array_equal(b.data, [[0.0, 10.0, 2.0], [3.0, 4.0, 50.0], [6.0, 7.0, 8.0]])
     b.sum().backward()
     np.testing.assert_array_equal(x.grad.data, [[1.0, 10.0, 1.0], [1.0, 1.0, 10.0], [1.0, 1.0, 1.0]])
+
+
+def test_detach_in_place_of_a_view_raises_as_torch() -> None:
+    """A view detached in place would get its history back from its base's next in-place op (refresh_views)."""
+    x = fg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    view = (x * 2)[1:]
+    with pytest.raises(RuntimeError, match=r"Can't detach views in-place. Use detach\(\) instead"):
+        view.detach_()

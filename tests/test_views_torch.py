@@ -154,3 +154,78 @@ def test_retain_grad_follows_a_custom_function_that_marks_dirty() -> None:
     (y * y).sum().backward()
     np.testing.assert_allclose(y.grad.data, 2 * y.data)
     np.testing.assert_allclose(x.grad.data, 8 * x.data)
+
+
+# ----- real, imag, view_as_real and view_as_complex are views, as torch's: writes reach the tensor ---------
+def _complex(m: Any, values: Any) -> Any:
+    return m.tensor(np.array(values, dtype=np.complex128), requires_grad=True)
+
+
+def _written_parts(m: Any) -> list[Any]:
+    x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    z = m.tensor(np.zeros(3, dtype=np.complex128))
+    z.real.copy_(x)
+    z.imag.copy_(x * 2)
+    (z.abs() ** 2).sum().backward()
+    return [z, x.grad]
+
+
+def _written_pairs(m: Any) -> list[Any]:
+    x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    z = m.tensor(np.zeros(3, dtype=np.complex128))
+    m.view_as_real(z)[:, 1].copy_(x)
+    (z * z).real.sum().backward()
+    return [z, x.grad]
+
+
+def _scaled_real_part(m: Any) -> list[Any]:
+    z = _complex(m, [1 + 2j, 3 - 1j])
+    w = z * (1 + 1j)
+    w.real.mul_(3)
+    (w.abs() ** 2).sum().backward()
+    return [w, z.grad]
+
+
+def _imag_setitem(m: Any) -> list[Any]:
+    z = _complex(m, [1 + 2j, 3 - 1j])
+    w = z * 1
+    w.imag[0] = w.real[1] ** 2
+    (w * w).real.sum().backward()
+    return [w, z.grad]
+
+
+def _saved_real_part_then_written(m: Any) -> list[Any]:
+    z = _complex(m, [1 + 2j, 3 - 1j])
+    w = z * 1
+    r = w.real
+    s = r * r  # saves r, a view of w
+    w.mul_(2)
+    s.sum().backward()  # raises: r changed
+    return [s]
+
+
+def _pairs_written_as_complex(m: Any) -> list[Any]:
+    x = m.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = x * 1
+    m.view_as_complex(y).mul_(1j)
+    (y ** 3).sum().backward()
+    return [y, x.grad]
+
+
+@pytest.mark.parametrize("program", [_written_parts, _written_pairs, _scaled_real_part, _imag_setitem,
+                                     _saved_real_part_then_written, _pairs_written_as_complex])
+def test_complex_part_views_written_in_place_match_torch(program: Callable[[Any], list[Any]]) -> None:
+    """Writing ``z.real``, ``z.imag`` or ``view_as_real(z)`` changes ``z`` (it was a copy: the write was lost)."""
+    results = []
+    for m in (torch, fg):
+        try:
+            results.append([_numpy(v) for v in program(m)])
+        except RuntimeError:
+            results.append("RuntimeError")
+    assert_same(results[1], results[0])
+
+
+def test_numpy_real_of_a_tensor_is_a_view_as_numpys() -> None:
+    z = fg.tensor(np.array([1 + 2j, 3 - 1j]))
+    np.real(z)[...] = 5.0
+    np.testing.assert_array_equal(z.data, [5 + 2j, 5 - 1j])

@@ -12,6 +12,7 @@ that entered them.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -185,6 +186,42 @@ def function_tangents(inputs: tuple[Any, ...]) -> tuple[DualLevel, list[Any]] | 
     with primal_only():
         return level, [(dense(tangent_of(a, level)) if tangent_of(a, level) is not None else zeros_like(a))
                        if isinstance(a, Tensor) else None for a in inputs]
+
+
+def function_jvp(jvp: Callable[..., Any], ctx: Any, tangents: list[Any], inputs: tuple[Any, ...],
+                 n_outputs: int) -> Any:
+    """Call a Function's ``jvp`` on the inputs' tangents (under ``primal_only``).
+
+    A batch of tangents (a leading dim the primal lacks: ``jacfwd``, the checks) goes in one call when the jvp keeps
+    the batch: every tangent it returns has it. A jvp written for one direction (torch's contract), which raises on
+    the batch or returns a tangent without it, runs once per direction instead, its results stacked: an unbatched
+    tangent among batched ones would broadcast as the same tangent for every direction, silently wrong.
+    """
+    batch = next((t.shape[0] for t, a in zip(tangents, inputs) if isinstance(a, Tensor) and t.ndim > a.ndim), None)
+    with primal_only():
+        if batch is None:
+            return jvp(ctx, *tangents)
+        try:
+            result = jvp(ctx, *tangents)
+        except Exception:  # noqa: BLE001 (one direction at a time below raises it again if it is not the batch)
+            result = None
+        if result is not None and _keeps_batch(result, n_outputs, batch):
+            return result
+        directions = [jvp(ctx, *[t[b] if isinstance(a, Tensor) and t.ndim > a.ndim else t
+                                 for t, a in zip(tangents, inputs)]) for b in range(batch)]
+    if n_outputs == 1 and not isinstance(directions[0], tuple | list):
+        return ops.stack(directions)
+    return tuple(None if all(d[i] is None for d in directions) else
+                 ops.stack([d[i] if d[i] is not None else np.zeros_like(next(e[i] for e in directions
+                                                                             if e[i] is not None))
+                            for d in directions]) for i in range(n_outputs))
+
+
+def _keeps_batch(result: Any, n_outputs: int, batch: int) -> bool:
+    """True when every tangent a jvp returned for a batch of ``batch`` directions has it in front (None: no tangent)."""
+    tangents = result if isinstance(result, tuple | list) else (result,)
+    return len(tangents) != n_outputs or all(t is None or (np.ndim(t) >= 1 and np.shape(t)[0] == batch)
+                                             for t in tangents)
 
 
 def attach_function_tangents(name: str, tangents: Any, outputs: Any, level: DualLevel) -> None:

@@ -223,7 +223,7 @@ class BackwardFunction(FunctionCtx):
                                f"got {len(grads)}); backward must return one gradient (or None) per argument "
                                "of forward")
         checked: list[Any] = []
-        for i, (g, (node, _, shape, _)) in enumerate(zip(grads, self._edges)):
+        for i, (g, (node, _, shape, dtype)) in enumerate(zip(grads, self._edges)):
             if g is None:
                 checked.append(None)
                 continue
@@ -237,6 +237,10 @@ class BackwardFunction(FunctionCtx):
             if node is None:
                 checked.append(None)  # the input does not require grad
                 continue
+            if g.dtype.kind == "c" and dtype.kind != "c":  # as torch: never drop an imaginary part silently
+                raise RuntimeError(f"Function {self._name} returned a complex gradient (dtype {g.dtype}) at index {i} "
+                                   f"for a real input (dtype {dtype}); return the gradient w.r.t. the real input "
+                                   "(for a real loss: the real part)")
             if g.shape != shape and not _reducible(g.shape, shape):
                 raise RuntimeError(f"Function {self._name} returned an invalid gradient at index {i} - got "
                                    f"{list(g.shape)} but expected shape compatible with {list(shape)}; a gradient "
@@ -413,8 +417,8 @@ class Function:
         result = ctx._wrap_outputs(inputs, output, recording)
         if dual is not None:
             level, tangents = dual
-            with forward_ad.primal_only():
-                output_tangents = cls.jvp(ctx, *tangents)
+            output_tangents = forward_ad.function_jvp(cls.jvp, ctx, tangents, inputs,
+                                                      len(result) if isinstance(result, tuple) else 1)
             forward_ad.attach_function_tangents(cls.__name__, output_tangents, result, level)
         if recording and DISPATCH.active:
             record_creation(ctx)

@@ -39,23 +39,30 @@ class Backward:
         nondet_tol: how much two backward runs may differ.
         check_grad_dtypes: a gradient must have its input's dtype.
         fail: builds the ``GradcheckError`` of a failed check from ``(check, message, output, input)``.
-        input_label: how reports name input ``i``.
+        input_label, output_label: how reports name input ``i`` and output ``j``.
     """
 
     def __init__(self, func: Callable[..., Any], inputs: Sequence[Any], indices: list[int], *, nondet_tol: float,
                  check_grad_dtypes: bool, fail: Callable[..., GradcheckError],
-                 input_label: Callable[[int], str]) -> None:
+                 input_label: Callable[[int], str], output_label: Callable[[int], str] = "output {}".format) -> None:
         self.func, self.inputs, self.indices = func, inputs, indices
         self.diff = [inputs[i] for i in indices]
         self.nondet_tol, self.check_grad_dtypes = nondet_tol, check_grad_dtypes
-        self.fail, self.input_label = fail, input_label
+        self.fail, self.input_label, self.output_label = fail, input_label, output_label
 
     def vjp(self, outputs: Sequence[Tensor], j: int, v: np.ndarray) -> list[np.ndarray]:
         """``v^T J`` for output ``j`` w.r.t. every checked input (zeros where unused), with shape/dtype checks."""
         out = outputs[j]
         if not out.requires_grad:
             return [np.zeros(real_size(x)) for x in self.diff]
-        grads = autograd_grad(out, self.diff, cotangent(v.reshape(-1), out), retain_graph=True, allow_unused=True)
+        seed = cotangent(v.reshape(-1), out)
+        kept = seed.copy()
+        grads = autograd_grad(out, self.diff, seed, retain_graph=True, allow_unused=True)
+        if not np.array_equal(seed, kept):
+            raise self.fail("grad_output modified", f"A backward modified in place the grad_output given for "
+                            f"{self.output_label(j)}: every other node that receives the same gradient (the inputs "
+                            "of a sum, a reused tensor) then gets the changed values. Return a new tensor "
+                            "(g * y, not g.mul_(y)).", j)
         rows = []
         for i, x, g in zip(self.indices, self.diff, grads):
             if g is None:

@@ -10,7 +10,7 @@ import numpy as np
 
 from funcgrad.core.tensor import Tensor
 
-__all__ = ["as_tuple", "tensor_outputs", "checked_outputs", "prepare"]
+__all__ = ["as_tuple", "tensor_outputs", "checked_outputs", "prepare", "layout_copy"]
 
 
 def as_tuple(value: Any) -> tuple[Any, ...]:
@@ -73,12 +73,29 @@ def _flatten(args: tuple[Any, ...]) -> tuple[list[Any], list[str], Callable[[Seq
     return leaves, labels, lambda flat: tuple(build(flat) for build in builders)
 
 
+def layout_copy(a: np.ndarray) -> np.ndarray:
+    """A copy of ``a`` with its memory layout (strides: transposed, sliced, reversed), as PyTorch's gradcheck checks
+    a non-contiguous input as given: a backward that is wrong only for some layout must not pass on a C copy.
+    Overlapping layouts (a broadcast's zero strides) are copied compactly, in the order of ``a``'s strides."""
+    if a.flags.c_contiguous:
+        return np.array(a, copy=True, order="C")
+    span = a.itemsize
+    for stride, n in sorted((abs(s), n) for s, n in zip(a.strides, a.shape) if n > 1):
+        if stride < span or stride % a.itemsize:
+            return np.array(a, copy=True, order="K")
+        span += stride * (n - 1)
+    out = np.lib.stride_tricks.as_strided(np.empty(span // a.itemsize, a.dtype), a.shape, [abs(s) for s in a.strides])
+    out = out[tuple(slice(None, None, -1 if s < 0 else 1) for s in a.strides)]
+    out[...] = a
+    return out
+
+
 def prepare(func: Callable[..., Any], inputs: Any) -> tuple[Callable[..., Any], tuple[Any, ...], list[int],
                                                                list[str]]:
-    """``func`` over flat arguments, fresh contiguous leaves for the tensors that require grad (other arguments
-    unchanged), the positions of those leaves and every argument's label."""
+    """``func`` over flat arguments, fresh leaves (with the memory layout of the originals) for the tensors that
+    require grad (other arguments unchanged), the positions of those leaves and every argument's label."""
     leaves, labels, rebuild = _flatten(as_tuple(inputs))
-    prepared = tuple(Tensor(np.array(a.data, copy=True, order="C"), requires_grad=True)
+    prepared = tuple(Tensor(layout_copy(a.data), requires_grad=True)
                      if isinstance(a, Tensor) and a.requires_grad else a for a in leaves)
     indices = [i for i, a in enumerate(leaves) if isinstance(a, Tensor) and a.requires_grad]
 

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.autograd import Function
+from funcgrad.check.arguments import layout_copy
 from funcgrad.check.gradcheck import gradcheck, gradgradcheck
 from funcgrad.check.report import GradcheckError
 from funcgrad.check.verdict import FAIL, Verdict, combine, with_second_order
@@ -28,7 +29,7 @@ def _tensor_outputs(result: Any) -> tuple[Any, ...]:
 
 def _clone_inputs(inputs: tuple[Any, ...], needs: set[int]) -> tuple[Any, ...]:
     """Fresh copies; those in ``needs`` are non-leaves requiring grad, so an in-place forward is allowed."""
-    return tuple((Tensor(a.data.copy(), requires_grad=True) * 1.0 if i in needs else Tensor(a.data.copy()))
+    return tuple((Tensor(layout_copy(a.data), requires_grad=True) * 1.0 if i in needs else Tensor(layout_copy(a.data)))
                  if isinstance(a, Tensor) else a for i, a in enumerate(inputs))
 
 
@@ -79,7 +80,7 @@ def _check_backward(function: type[Function], inputs: tuple[Any, ...], needs: se
 
 def _with_grad(inputs: tuple[Any, ...], needs: set[int]) -> tuple[Any, ...]:
     """Fresh leaves; those in ``needs`` require grad."""
-    return tuple(Tensor(a.data.copy(), requires_grad=i in needs) if isinstance(a, Tensor) else a
+    return tuple(Tensor(layout_copy(a.data), requires_grad=i in needs) if isinstance(a, Tensor) else a
                  for i, a in enumerate(inputs))
 
 
@@ -142,8 +143,8 @@ def check_function(function: type[Function], *inputs: Any, order: int = 2, nonde
         return Verdict(FAIL, subject, reasons=[str(err)])
 
     def differentiable(*xs: Any) -> Any:
-        # a clone per call: an in-place forward must not change the point gradcheck perturbs; gradcheck leaves
-        # out the outputs that do not require grad (marked non-differentiable)
+        # a clone per call (a ufunc's: the input's axis order kept): an in-place forward must not change the point
+        # gradcheck perturbs; gradcheck leaves out the outputs that do not require grad (marked non-differentiable)
         return function.apply(*[x * 1.0 if isinstance(x, Tensor) and x.requires_grad else x for x in xs])
 
     options = dict(nondet_tol=nondet_tol, fast_mode=fast_mode, three_valued=True, raise_exception=False)

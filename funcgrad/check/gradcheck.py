@@ -65,7 +65,7 @@ class _Run:
         self.rng = np.random.default_rng(0)  # reproducible directions
         self.backward = Backward(func, inputs, indices, nondet_tol=opts.nondet_tol,
                                  check_grad_dtypes=opts.check_grad_dtypes, fail=self.fail,
-                                 input_label=opts.input_label)
+                                 input_label=opts.input_label, output_label=opts.output_label)
         self.vjp = self.backward.vjp
         self.analytical = self.backward.jacobians
 
@@ -94,6 +94,27 @@ class _Run:
                     m, f"{self.opts.order.capitalize()}Input near a kink" if kink
                     else f"{self.opts.order.capitalize()}Jacobian mismatch"), j, i)
         self.reentrant(analytical, second)
+        self.linear(analytical)
+
+    def linear(self, analytical: list[list[np.ndarray]]) -> None:
+        """A random grad_output must give its projection of the rows: the Jacobian is built from one-hot
+        grad_outputs, on which a backward nonlinear in its grad_output (``g.abs()``, a branch on ``g > 0``) can
+        still be right."""
+        outputs = tensor_outputs(self.func, self.inputs)
+        for j, out in enumerate(outputs):
+            v = self.rng.standard_normal(real_size(out))
+            for pos, row in enumerate(self.vjp(outputs, j, v)):
+                want = v @ analytical[j][pos]
+                tol = (self.opts.atol + self.opts.rtol * (np.abs(v) @ np.abs(analytical[j][pos]))
+                       + self.opts.nondet_tol * np.abs(v).sum())  # the Jacobian's own tolerance: rounding passes
+                if np.any(np.abs(row - want) > tol):
+                    i = self.indices[pos]
+                    raise self.fail("linearity", f"The backward is not linear in grad_output: for "
+                                    f"{self.opts.output_label(j)} w.r.t. {self.opts.input_label(i)}, a random "
+                                    "grad_output gives a gradient that differs from its combination of the "
+                                    f"Jacobian's rows (one-hot grad_outputs) by up to {np.abs(row - want).max():.3g}."
+                                    " A backward must be linear in grad_output (no abs, sign or branch on it).",
+                                    j, i)
 
     def forward_mode(self, against_reverse: bool) -> None:
         """Forward mode's Jacobians against finite differences and, if checked too, reverse mode's."""

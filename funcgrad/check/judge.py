@@ -29,7 +29,7 @@ import numpy as np
 
 from funcgrad.autograd import no_grad
 from funcgrad.check.diagnosis import Block, diagnose
-from funcgrad.check.numerical import real_shape, real_view
+from funcgrad.check.numerical import Cells, perturbable, real_shape, real_view
 from funcgrad.check.steps import Estimate, Shift, derivative, finest, first_step, kink
 from funcgrad.check.verdict import FAIL, INCONCLUSIVE, PASS, Element, Verdict
 from funcgrad.core.tensor import Tensor
@@ -40,6 +40,7 @@ MARGIN = 4.0  # a discrepancy must exceed the estimated numerical error this man
 _ROUNDING = 2 / 3  # eps ** _ROUNDING (relative) is always allowed: rounding in the backward (ill-conditioned too)
 _RESOLVED = 0.4  # an estimate resolves a derivative when its error is below eps ** _RESOLVED (relative) ...
 _ACCURACY = 1e-3  # ... and below this, so that a pass rules out a bug of 0.4% (MARGIN times the error)
+_TINY = float(np.finfo(np.float64).tiny)  # a gap below the smallest normal float is below any difference's resolution
 _PROBES = 2  # dense random probes beside the block probes in fast mode
 _SCREENS = 2  # random directions of fast mode's screen
 
@@ -80,7 +81,7 @@ class Problem:
         return max(float(np.finfo(d).eps) for d in dtypes)
 
 
-def _column_shift(problem: Problem, flat: np.ndarray, k: int) -> Shift:
+def _column_shift(problem: Problem, flat: np.ndarray | Cells, k: int) -> Shift:
     """Move element ``k`` of ``flat`` by ``t`` in its own dtype; the shift applied is what the dtype allowed."""
     def shifted(t: float) -> tuple[np.ndarray, float]:
         orig = flat[k].copy()
@@ -92,7 +93,7 @@ def _column_shift(problem: Problem, flat: np.ndarray, k: int) -> Shift:
     return shifted
 
 
-def _direction_shift(problem: Problem, x: np.ndarray, u: np.ndarray) -> Shift:
+def _direction_shift(problem: Problem, x: np.ndarray | Cells, u: np.ndarray) -> Shift:
     """Move the whole input ``x`` (flat, real coordinates) by ``t * u`` (the rounding of ``x + t u`` is inside the
     estimate's noise)."""
     def shifted(t: float) -> tuple[np.ndarray, float]:
@@ -133,8 +134,9 @@ class _Classifier:
         gap = np.abs(num - ana)
         size = np.abs(num) + np.abs(ana) + scale
         with np.errstate(invalid="ignore"):
-            failed = (gap > MARGIN * err + self.eps ** _ROUNDING * size) | (np.isnan(ana) & np.isfinite(num))
-            passed = ~failed & (gap <= MARGIN * err + self.eps ** _ROUNDING * size) & (err <= self.resolved * size)
+            allowed = MARGIN * err + self.eps ** _ROUNDING * size + _TINY  # (relative parts underflow at subnormals)
+            failed = (gap > allowed) | (np.isnan(ana) & np.isfinite(num))
+            passed = ~failed & (gap <= allowed) & (err <= self.resolved * size)
         return passed, failed
 
     def scale(self, ana: np.ndarray, typical: np.ndarray) -> np.ndarray:
@@ -155,7 +157,7 @@ class _Classifier:
         output's gap, and what each is measured against (``|f|``, ``centre``, where ``J u`` is negligible)."""
         scale = np.abs(est.value)
         scale = np.where(scale <= np.sqrt(self.eps) * centre, centre, scale)
-        return MARGIN * est.error + self.eps ** _ROUNDING * 2 * scale, scale
+        return MARGIN * est.error + self.eps ** _ROUNDING * 2 * scale + _TINY, scale
 
     def projected(self, ana: np.ndarray, covectors: np.ndarray, est: Estimate,
                   centre: np.ndarray) -> tuple[np.ndarray, bool]:
@@ -218,8 +220,8 @@ class _Judge:
         """Walk input elements ``ks`` of checked input ``pos``: an estimate per column, then the rule."""
         i = self.p.indices[pos]
         x = self.p.inputs[i]
-        flat = real_view(x.data)  # complex inputs in real coordinates, perturbed one part at a time
-        steps = first_step(flat)
+        flat = perturbable(x.data)  # complex inputs in real coordinates, perturbed one part at a time
+        steps = first_step(np.asarray(flat))
         ana_all = self.stacked[pos]
         for k in ks:
             ana = ana_all[:, k]
@@ -282,7 +284,7 @@ class _Judge:
         then compared one by one, as its gap may be their errors summed: ``fail`` only if one of them fails, with
         the input elements on which autograd says the failing ones depend."""
         i = self.p.indices[pos]
-        flat = real_view(self.p.inputs[i].data)
+        flat = perturbable(self.p.inputs[i].data)
         if not flat.size or not signs.size:
             return PASS, []
         weight = np.maximum(np.abs(flat.astype(np.float64)), 1.0)  # relative steps for large elements
@@ -330,7 +332,7 @@ class _Judge:
         """
         i = self.p.indices[pos]
         x = self.p.inputs[i]
-        flat = real_view(x.data)
+        flat = perturbable(x.data)
         n = flat.size
         blocks = np.array_split(np.arange(n), int(np.ceil(np.sqrt(n)))) if n else []
         weight = np.maximum(np.abs(flat.astype(np.float64)), 1.0)  # relative steps for large elements

@@ -17,7 +17,8 @@ from funcgrad.autograd import no_grad
 from funcgrad.core.tensor import Tensor
 from funcgrad.functional._blocks import Progress
 
-__all__ = ["Step", "evaluate", "jacobian_fd", "jvp_fd", "derivative_jumps", "auto_step", "real_view", "real_shape"]
+__all__ = ["Step", "evaluate", "jacobian_fd", "jvp_fd", "derivative_jumps", "auto_step", "real_view", "real_shape",
+           "Cells", "perturbable"]
 
 Step = float | str
 _Shifted = Callable[[float], list[np.ndarray]]
@@ -35,6 +36,43 @@ def real_shape(a: Any) -> tuple[int, ...]:
     return tuple(a.shape) + ((2,) if a.dtype.kind == "c" else ())
 
 
+class Cells:
+    """The real coordinates of a non-contiguous array in ``real_view``'s order, read and written in place (a
+    contiguous array has them as a flat view): what finite differences perturb, whatever the strides."""
+
+    def __init__(self, a: np.ndarray) -> None:
+        real = a.real  # a view with a's strides, also for complex a (its real parts)
+        if a.dtype.kind == "c":  # (..., 2): each element's real and imaginary parts, in place
+            real = np.lib.stride_tricks.as_strided(real, a.shape + (2,), real.strides + (real.itemsize,))
+        self._flat = real.flat
+        self.size, self.dtype = real.size, real.dtype
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, k: Any) -> Any:
+        return self._flat[k]
+
+    def __setitem__(self, k: Any, value: Any) -> None:
+        self._flat[k] = value
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        return self._flat.copy().astype(dtype or self.dtype, copy=False)
+
+    def copy(self) -> np.ndarray:
+        return self._flat.copy()
+
+    def astype(self, dtype: Any) -> np.ndarray:
+        return self._flat.copy().astype(dtype)
+
+
+def perturbable(a: np.ndarray) -> np.ndarray | Cells:
+    """``a``'s real coordinates (``real_view``'s order) as something written in place: a flat view of a contiguous
+    ``a``, ``Cells`` otherwise."""
+    flat = real_view(a)
+    return flat if not flat.size or np.shares_memory(flat, a) else Cells(a)
+
+
 def evaluate(func: Callable[..., Any], inputs: Sequence[Any]) -> list[np.ndarray]:
     """The floating-point Tensor outputs of ``func(*inputs)`` as flat real arrays (``real_view``).
 
@@ -44,7 +82,7 @@ def evaluate(func: Callable[..., Any], inputs: Sequence[Any]) -> list[np.ndarray
         return [v.copy() for v in _values(func(*inputs))]
 
 
-def auto_step(x: np.ndarray) -> np.ndarray:
+def auto_step(x: np.ndarray | Cells) -> np.ndarray:
     """The ``eps="auto"`` base step per element: ``finfo(dtype).eps ** (1/5) * max(1, |x|)``.
 
     The fifth root balances the O(h⁴) truncation error of one Richardson step against rounding noise.
@@ -80,7 +118,7 @@ def _derivative(shifted: _Shifted, h: float, auto: bool) -> tuple[list[np.ndarra
     return r2, [np.abs(b - a) + 4 * n for a, b, n in zip(r1, r2, noise)]
 
 
-def _column_shift(func: Callable[..., Any], inputs: Sequence[Any], flat: np.ndarray, k: int) -> _Shifted:
+def _column_shift(func: Callable[..., Any], inputs: Sequence[Any], flat: np.ndarray | Cells, k: int) -> _Shifted:
     """Evaluate ``func`` with element ``k`` of ``flat`` moved by ``t`` (and put back)."""
     def shifted(t: float) -> list[np.ndarray]:
         orig = flat[k].copy()
@@ -90,13 +128,6 @@ def _column_shift(func: Callable[..., Any], inputs: Sequence[Any], flat: np.ndar
         finally:
             flat[k] = orig
     return shifted
-
-
-def _flat(inputs: Sequence[Any], index: int) -> np.ndarray:
-    flat = real_view(inputs[index].data)
-    if flat.size and not np.shares_memory(flat, inputs[index].data):
-        raise ValueError(f"input {index} must be contiguous to be perturbed in place")
-    return flat
 
 
 def jacobian_fd(func: Callable[..., Any], inputs: Sequence[Any], index: int,
@@ -121,7 +152,7 @@ def jacobian_fd(func: Callable[..., Any], inputs: Sequence[Any], index: int,
         array([[2., 0.],
                [0., 4.]])
     """
-    flat = _flat(inputs, index)
+    flat = perturbable(inputs[index].data)
     centre = evaluate(func, inputs)
     sizes = [o.size for o in centre]
     bar = Progress(flat.size, f"finite differences of input {index}", progress)
@@ -142,7 +173,7 @@ def jacobian_fd(func: Callable[..., Any], inputs: Sequence[Any], index: int,
              for j, n in enumerate(sizes)])
 
 
-def _fixed_step_columns(func: Callable[..., Any], inputs: Sequence[Any], flat: np.ndarray, h: float,
+def _fixed_step_columns(func: Callable[..., Any], inputs: Sequence[Any], flat: np.ndarray | Cells, h: float,
                         centre: list[np.ndarray], bar: Progress) -> list[np.ndarray]:
     """PyTorch's central differences ``(f(x + h e_k) - f(x - h e_k)) / 2h``, written column by column into the
     Jacobians (float64, in real coordinates): the hot loop of slow mode, so one grad-mode switch
@@ -186,7 +217,7 @@ def jvp_fd(func: Callable[..., Any], inputs: Sequence[Any], index: int, u: np.nd
         >>> np.round(jvp[0], 6)
         array([2., 4.])
     """
-    x = _flat(inputs, index)
+    x = perturbable(inputs[index].data)
     orig = x.copy()
     h = float(auto_step(np.array([np.abs(orig).max(initial=0.0)], orig.dtype))[0]) if eps == "auto" else float(eps)
 
@@ -215,7 +246,7 @@ def derivative_jumps(func: Callable[..., Any], inputs: Sequence[Any], index: int
         >>> [round(float(j), 1) for j in derivative_jumps(lambda t: fg.abs(t), (x,), 0, 0, 1e-6)[0]]
         [1.6, 0.0]
     """
-    shifted = _column_shift(func, inputs, _flat(inputs, index), k)
+    shifted = _column_shift(func, inputs, perturbable(inputs[index].data), k)
     centre = shifted(0.0)
     if any(not np.array_equal(c, a, equal_nan=True) for c, a in zip(centre, shifted(0.0))):
         return [np.zeros(c.size) for c in centre]  # jitter of a non-deterministic function would look like kinks

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.autograd import Function
+from funcgrad.check.arguments import layout_copy
 from funcgrad.check.contract import check_function
 from funcgrad.check.gradcheck import gradcheck, gradgradcheck
 from funcgrad.check.numerical import Step
@@ -28,7 +29,7 @@ def _leaf(value: Any) -> Any:
     if isinstance(value, Tensor):
         value = value.data
     if isinstance(value, np.ndarray | np.inexact | float | complex) and np.asarray(value).dtype.kind in "fc":
-        return Tensor(np.array(value, copy=True), requires_grad=True)
+        return Tensor(layout_copy(np.asarray(value)), requires_grad=True)  # the layout kept: see arrays(layouts=)
     return value
 
 

@@ -84,7 +84,8 @@ def finite_floats(min_value: float = -3.0, max_value: float = 3.0, away_from: Se
 
 
 def arrays(shape: Any = None, dtype: Any = np.float64, min_value: float = -3.0, max_value: float = 3.0,
-           positive: bool = False, away_from: Sequence[float] = (), margin: float = 0.1) -> st.SearchStrategy:
+           positive: bool = False, away_from: Sequence[float] = (), margin: float = 0.1,
+           layouts: bool = False) -> st.SearchStrategy:
     """Float arrays of a (drawn) shape with a domain constraint.
 
     Args:
@@ -94,6 +95,8 @@ def arrays(shape: Any = None, dtype: Any = np.float64, min_value: float = -3.0, 
         positive: draw from ``[margin, max_value]`` instead (logs, square roots, powers).
         away_from: points to keep ``margin`` away from, e.g. ``[0.0]`` for abs and relu.
         margin: the distance from kinks and from zero.
+        layouts: also draw non-contiguous arrays with the same values (transposed, strided, reversed), which the
+            checks keep as they are: a derivative wrong only for some memory layout then fails.
 
     Example:
         >>> from hypothesis import find
@@ -105,7 +108,30 @@ def arrays(shape: Any = None, dtype: Any = np.float64, min_value: float = -3.0, 
     low = margin if positive else min_value
     elements = finite_floats(low, max_value, away_from, margin, width)
     shape = shapes() if shape is None else shape
-    return hnp.arrays(np.dtype(dtype), shape, elements=elements)
+    drawn = hnp.arrays(np.dtype(dtype), shape, elements=elements)
+    return st.tuples(drawn, st.sampled_from(_LAYOUTS)).map(lambda pair: pair[1](pair[0])) if layouts else drawn
+
+
+def _strided(a: np.ndarray) -> np.ndarray:
+    """``a``'s values in every other element of a buffer twice as long in the last dim."""
+    if not a.ndim:
+        return a
+    out = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), a.dtype)[..., ::2]
+    out[...] = a
+    return out
+
+
+def _transposed(a: np.ndarray) -> np.ndarray:
+    """``a``'s values in Fortran order (a transposed C array)."""
+    return np.asfortranarray(a)
+
+
+def _reversed(a: np.ndarray) -> np.ndarray:
+    """``a``'s values in a buffer read backwards (negative strides)."""
+    return np.flip(np.flip(a).copy())
+
+
+_LAYOUTS = (np.ascontiguousarray, _transposed, _strided, _reversed)
 
 
 def broadcastable_arrays(n: int = 2, **kwargs: Any) -> st.SearchStrategy:

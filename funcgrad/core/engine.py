@@ -170,8 +170,8 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
             grads_in = DISPATCH.run_node(node, grads, tensors) if DISPATCH.active else node.apply(grads, tensors)
             if hooks is not None and hooks.post:
                 grads_in = _run_post_hooks(node, grads_in, grads, tensors)
-            if node._saved and not retain_graph:
-                node._saved = FREED  # (Node.release, inline)
+            if not retain_graph and (saved := node._saved) and saved.__class__ is tuple:
+                node._saved = FREED  # (Node.release, inline: KeptSaved values stay)
             for (nxt, nr, shape, dtype), g in zip(node._edges, grads_in):
                 if nxt is None or g is None or (run is not None and nxt not in allowed):
                     continue

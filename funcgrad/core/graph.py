@@ -22,7 +22,7 @@ from funcgrad.core.tangents import carry_tangent
 from funcgrad.core.tensor import Tensor
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks", "NO_EDGE", "SHAPES", "edge_to",
-           "AT_VERSION_0", "UNCHECKED_PAIR", "SINKS", "long_recording"]
+           "AT_VERSION_0", "UNCHECKED_PAIR", "SINKS", "long_recording", "KeptSaved", "keep_saved"]
 
 _sequence = itertools.count()
 next_sequence_nr = _sequence.__next__
@@ -106,6 +106,27 @@ class _Freed:
 
 
 FREED = _Freed()
+
+
+class KeptSaved(tuple):  # type: ignore[type-arg]
+    """The saved values of a node that backward passes leave in place (retain_graph or not): a node of a local
+    derivative that another node keeps for later ``create_graph`` passes (``ops/nodes.py``), which the graphs of
+    several passes then share. Freeing it after one of them would break the others, whose torch counterparts
+    each have a node of their own."""
+
+    __slots__ = ()
+
+
+def keep_saved(result: Tensor, since: int) -> None:
+    """Make the nodes of ``result``'s history created from sequence number ``since`` on keep their saved values."""
+    stack = [result.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or node.sequence_nr < since:
+            continue
+        if node._saved.__class__ is tuple and node._saved:
+            node._saved = KeptSaved(node._saved)
+        stack.extend(edge[0] for edge in node._edges)
 
 
 class SavedOutput:
@@ -217,8 +238,9 @@ class Node:
         raise NotImplementedError(f"{self._name} does not implement apply")
 
     def release(self) -> None:
-        """Free the saved values; a later backward through this node raises a clear error."""
-        if self._saved != ():
+        """Free the saved values (unless they are ``KeptSaved``); a later backward through this node raises a clear
+        error."""
+        if self._saved.__class__ is tuple and self._saved:
             self._saved = FREED
 
     def unpack_saved(self, as_tensors: bool) -> list[Any]:
@@ -315,7 +337,9 @@ class AccumulateGrad(Node):
             grad = self.hooked(grad, as_tensors)
         with _ACCUMULATING:
             current = var._grad
-            if current is None:
+            if not var._requires_grad:  # frozen after the forward (requires_grad_(False)): no .grad, as torch
+                pass
+            elif current is None:
                 if as_tensors:
                     var._grad = grad if type(grad) is Tensor else Tensor(grad)
                 else:

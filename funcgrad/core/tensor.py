@@ -300,7 +300,10 @@ class Tensor:
         return t
 
     def detach_(self) -> Tensor:
-        """Cut this tensor from its history, in place."""
+        """Cut this tensor from its history, in place (not a view's: its base's next in-place op would give it one
+        again; ``detach()`` it instead, as torch says)."""
+        if self._extra is not None and self._extra.base is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self.grad_fn = None
         self.output_nr = 0
         self._requires_grad = False

@@ -40,7 +40,14 @@ def _swapped(module: Any, values: Mapping[str, Any], tie_weights: bool, strict: 
         raise RuntimeError("Error(s) in reparametrizing for " + type(module).__name__ + ":\n\t" + "\n\t".join(parts))
     if unexpected:
         raise RuntimeError(f"functional_call got values for names the module does not have: {unexpected}")
-    by_original = {id(stores[k][0][stores[k][1]]): v for k, v in values.items()}
+    by_original: dict[int, Any] = {}
+    for name, value in values.items():
+        original = id(stores[name][0][stores[name][1]])
+        if tie_weights and by_original.get(original, value) is not value:
+            tied = sorted(k for k, (registry, key) in stores.items() if id(registry[key]) == original)
+            raise ValueError(f"functional_call got multiple values for keys {tied}, which are tied. Consider using "
+                             "tie_weights=False")
+        by_original[original] = value
     saved = []
     try:
         for name, (registry, key) in stores.items():

@@ -21,8 +21,11 @@ Argnums = int | tuple[int, ...]
 
 def _normalize(argnums: Argnums, nargs: int, caller: str) -> Argnums:
     if isinstance(argnums, tuple | list):  # (an int in range as it is, without a call)
-        return tuple([a if type(a) is int and 0 <= a < nargs else _normalize(a, nargs, caller)  # type: ignore[misc]
-                      for a in argnums])
+        normal = tuple([a if type(a) is int and 0 <= a < nargs else _normalize(a, nargs, caller)  # type: ignore[misc]
+                        for a in argnums])
+        if len(set(normal)) != len(normal):  # a repeated argument got zeros in all but one place
+            raise RuntimeError(f"{caller}: argnums elements must be unique, got {normal}")
+        return normal  # type: ignore[return-value]
     if not isinstance(argnums, int | np.integer):
         raise TypeError(f"{caller}: argnums must be an int or a tuple of ints, got {type(argnums).__name__}")
     if not -nargs <= argnums < nargs:

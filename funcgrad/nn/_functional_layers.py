@@ -3,6 +3,8 @@ one_hot, composed of table ops (so every derivative order comes from the table).
 from __future__ import annotations
 
 import math
+import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -34,19 +36,28 @@ def bilinear(input1: Any, input2: Any, weight: Any, bias: Any = None) -> Any:
 
 
 # ----- activations -------------------------------------------------------------------------------
+def _applied(fn: Callable[[Any], Any], input: Any, inplace: bool) -> Any:
+    """``fn(input)``; with ``inplace``, written into the Tensor ``input`` and ``input`` returned, as torch's in-place
+    activations: computed on a clone (the graph keeps the values it saved), then ``copy_`` (``input`` takes the
+    result's history and a new version; a leaf that requires grad raises)."""
+    return input.copy_(fn(input.clone())) if inplace and isinstance(input, Tensor) else fn(input)
+
+
 def relu(input: Any, inplace: bool = False) -> Any:
-    """max(x, 0) (``inplace`` is accepted for torch's signature; the result is always a new tensor)."""
-    return ops.relu(input)
+    """max(x, 0) (``inplace``: written into ``input``, as torch)."""
+    return _applied(ops.relu, input, inplace)
 
 
 def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) -> Any:
     """x for x > 0, negative_slope * x otherwise (slope at 0, as torch)."""
-    return ops.where(ops.gt(input, 0), input, input * negative_slope)
+    return _applied(lambda x: ops.where(ops.gt(x, 0), x, x * negative_slope), input, inplace)
 
 
 def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:
     """x for x > 0, alpha (exp(x) - 1) otherwise."""
-    return ops.where(ops.gt(input, 0), input, alpha * ops.expm1(ops.minimum(input, 0.0)))  # no exp of a large x
+    # clamp, not minimum: at x = 0 minimum's tie would halve the slope alpha that torch gives there
+    return _applied(lambda x: ops.where(ops.gt(x, 0), x, alpha * ops.expm1(ops.clamp(x, max=0.0))),  # no exp(large)
+                    input, inplace)
 
 
 def gelu(input: Any, approximate: str = "none") -> Any:
@@ -60,7 +71,7 @@ def gelu(input: Any, approximate: str = "none") -> Any:
 
 def silu(input: Any, inplace: bool = False) -> Any:
     """x sigmoid(x)."""
-    return input * ops.sigmoid(input)
+    return _applied(lambda x: x * ops.sigmoid(x), input, inplace)
 
 
 def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
@@ -68,20 +79,23 @@ def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
     return ops.where(ops.gt(input * beta, threshold), input, ops.logaddexp(0.0, input * beta) / beta)
 
 
-def _softmax_dim(ndim: int) -> int:
-    return 0 if ndim in (0, 1, 3) else 1  # torch's legacy implicit dim
+def _softmax_dim(name: str, ndim: int) -> int:
+    """torch's legacy implicit dim, with torch's warning (a 3-d input normalizes over dim 0, the batch)."""
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an "
+                  "argument.", UserWarning, stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
 
 
 def softmax(input: Any, dim: int | None = None, dtype: Any = None) -> Any:
     """exp(x) / sum(exp(x)) along ``dim``."""
     x = input if dtype is None else ops.to_copy(input, np.dtype(dtype))
-    return ops.softmax(x, _softmax_dim(np.ndim(x)) if dim is None else dim)
+    return ops.softmax(x, _softmax_dim("softmax", np.ndim(x)) if dim is None else dim)
 
 
 def log_softmax(input: Any, dim: int | None = None, dtype: Any = None) -> Any:
     """x - logsumexp(x) along ``dim``."""
     x = input if dtype is None else ops.to_copy(input, np.dtype(dtype))
-    return ops.log_softmax(x, _softmax_dim(np.ndim(x)) if dim is None else dim)
+    return ops.log_softmax(x, _softmax_dim("log_softmax", np.ndim(x)) if dim is None else dim)
 
 
 # ----- dropout -----------------------------------------------------------------------------------
@@ -104,7 +118,8 @@ def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = F
     _check_probability(p)
     if not training or p == 0.0:
         return input
-    return input * _keep_mask(np.shape(input), p, input.dtype, generator)
+    mask = _keep_mask(np.shape(input), p, input.dtype, generator)
+    return _applied(lambda x: x * mask, input, inplace)
 
 
 def dropout2d(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False,
@@ -114,7 +129,8 @@ def dropout2d(input: Any, p: float = 0.5, training: bool = True, inplace: bool =
     if not training or p == 0.0:
         return input
     shape = np.shape(input)
-    return input * _keep_mask(tuple(shape[:-2]) + (1, 1), p, input.dtype, generator)
+    mask = _keep_mask(tuple(shape[:-2]) + (1, 1), p, input.dtype, generator)
+    return _applied(lambda x: x * mask, input, inplace)
 
 
 # ----- normalizations ----------------------------------------------------------------------------
@@ -129,6 +145,10 @@ def batch_norm(input: Any, running_mean: Tensor | None, running_var: Tensor | No
     shape = np.shape(input)
     dims = (0,) + tuple(range(2, len(shape)))
     channel = _channel_shape(len(shape), shape[1])
+    for name, value in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                        ("bias", bias)):
+        if value is not None and np.size(value) != shape[1]:  # checked before any statistic changes
+            raise RuntimeError(f"{name} should contain {shape[1]} elements not {np.size(value)}")
     if training:
         count = math.prod(shape) // shape[1]
         if count <= 1:
@@ -136,11 +156,9 @@ def batch_norm(input: Any, running_mean: Tensor | None, running_var: Tensor | No
         mean = ops.mean(input, dims)
         var = ops.var(input, dims, correction=0)
         if running_mean is not None and running_var is not None:
-            with no_grad():
-                m = momentum
-                running_mean.data = ((1 - m) * running_mean.data + m * _array(mean)).astype(running_mean.dtype)
-                unbiased = _array(var) * (count / (count - 1))
-                running_var.data = ((1 - m) * running_var.data + m * unbiased).astype(running_var.dtype)
+            with no_grad():  # in place, as torch: a state_dict taken before sees the update
+                running_mean.mul_(1 - momentum).add_(momentum * _array(mean))
+                running_var.mul_(1 - momentum).add_(momentum * _array(var) * (count / (count - 1)))
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
@@ -175,6 +193,10 @@ def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any 
 def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None, eps: float = 1e-5) -> Any:
     """Normalize each sample's channels in ``num_groups`` groups, then scale and shift per channel."""
     shape = tuple(np.shape(input))
+    for value in (weight, bias):
+        if value is not None and np.shape(value) != shape[1:2]:
+            raise RuntimeError(f"Expected weight to be a vector of size equal to the number of channels in input, but "
+                               f"got weight of shape {list(np.shape(value))} and input of shape {list(shape)}")
     if shape[1] % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(shape)} and num_groups={num_groups}")

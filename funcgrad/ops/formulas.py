@@ -249,7 +249,14 @@ def as_index(index: Any, own: bool = False) -> tuple[Any, ...]:
     if own:
         items = tuple([owned(i) if isinstance(i, Tensor) else i for i in items])
     return tuple([i.data if type(i) is Tensor else i if i is None or i is Ellipsis or isinstance(i, _AS_IS)
-                  else i.data if isinstance(i, Tensor) else np.asarray(i) for i in items])
+                  else i.data if isinstance(i, Tensor) else _index_array(i) for i in items])
+
+
+def _index_array(items: Any) -> np.ndarray:
+    """A list (or other sequence) as an index array: an empty one selects nothing, as NumPy's ``a[[]]`` (whose
+    ``np.asarray([])`` would be a float array, which NumPy refuses as an index)."""
+    array = np.asarray(items)
+    return array.astype(np.intp) if array.size == 0 and array.dtype.kind == "f" else array
 
 
 _AS_IS = (slice, int, np.integer, np.ndarray, Structured)  # index items NumPy takes as they are

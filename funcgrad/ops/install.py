@@ -109,8 +109,8 @@ def install() -> None:
         setattr(Tensor, f"__i{name}__", _in_place(fn))
     for name, fn in {"eq": ops.eq, "ne": ops.ne, "lt": ops.lt, "le": ops.le, "gt": ops.gt, "ge": ops.ge}.items():
         setattr(Tensor, f"__{name}__", fn)
-    Tensor.real = property(ops.real, doc="The real part (a copy; differentiable).")  # type: ignore[attr-defined]
-    Tensor.imag = property(ops.imag, doc="The imaginary part of a complex tensor (a copy).")  # type: ignore[attr-defined]
+    Tensor.real = property(ops.real, doc="The real part (a view, as torch's; differentiable).")  # type: ignore[attr-defined]
+    Tensor.imag = property(ops.imag, doc="The imaginary part of a complex tensor (a view).")  # type: ignore[attr-defined]
     Tensor.__neg__ = ops.neg  # type: ignore[attr-defined]
     Tensor.__abs__ = ops.abs  # type: ignore[attr-defined]
     Tensor.__invert__ = ops.logical_not  # type: ignore[attr-defined]

@@ -392,7 +392,10 @@ def _planned_value(entry: tuple[int, int], full: Sequence[Any], out: Any) -> Any
 
 def _linear_jvp(spec: OpSpec, full: tuple[Any, ...], tangents: list[Any]) -> Any:
     """The op applied to the tangents; a batch of tangents goes one direction at a time (slow: ops with a
-    batch-aware form state it as an explicit rule instead)."""
+    batch-aware form state it as an explicit rule instead). The op is called as a rule's ops are, with its
+    dispatch check (not ``spec.plain``), so the levels entered earlier see it: the tangent of the tangent
+    (``jacfwd(jacfwd(f))``, jvp of jvp) through ``real`` or an in-place write into a view was lost."""
+    op = getattr(ops, spec.name)
     primals = _primals(spec, full)
     if spec.sequence:
         pos = spec.params.index(spec.sequence)
@@ -410,7 +413,7 @@ def _linear_jvp(spec: OpSpec, full: tuple[Any, ...], tangents: list[Any]) -> Any
             for p, t, rule in zip(positions, ts, rules):
                 if rule is not NONDIFF:
                     args[p] = t
-        return spec.plain(*args)
+        return op(*args)
 
     if batch is None:
         return apply(filled)
@@ -487,7 +490,8 @@ def inplace_tangent(target: Tensor, result: Tensor) -> None:
 
 def _view_tangent(view_fn: Callable[[Any], Any], tangent: Tensor, base: Tensor) -> Any:
     """``view_fn`` (which replays view ops on base-shaped values) applied to a tangent, per direction
-    for a batch of them."""
+    for a batch of them; through the op ``view_region``, so that the outer levels see it (``view_fn``
+    replays past the dispatch layers: the tangent's own tangents would be lost, as in jacfwd(jacfwd(f)))."""
     if tangent.ndim == base.ndim:
-        return view_fn(tangent)
-    return ops.stack([view_fn(tangent[b]) for b in range(tangent.shape[0])])
+        return ops.view_region(tangent, view_fn)
+    return ops.stack([ops.view_region(tangent[b], view_fn) for b in range(tangent.shape[0])])

@@ -158,15 +158,16 @@ def exp2(x: np.ndarray) -> np.ndarray:
 
 
 def real(x: np.ndarray) -> np.ndarray:
-    """The real part, as a new array."""
-    return np.array(np.real(x))
+    """The real part: a view of a complex array, or of all of a real one (as torch's ``x.real``)."""
+    out = np.real(x)
+    return out.view() if out is x and isinstance(out, np.ndarray) else out
 
 
 def imag(x: np.ndarray) -> np.ndarray:
-    """The imaginary part of a complex array, as a new array."""
+    """The imaginary part of a complex array, as a view."""
     if np.result_type(x).kind != "c":
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return np.array(np.imag(x))
+    return np.imag(x)
 
 
 def angle(x: np.ndarray) -> np.ndarray:

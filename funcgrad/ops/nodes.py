@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from funcgrad.core.dispatch import DISPATCH
 from funcgrad.core.grad_mode import STATE
-from funcgrad.core.graph import FREED, UNCHECKED_PAIR, Node
+from funcgrad.core.graph import UNCHECKED_PAIR, Node, keep_saved, next_sequence_nr
 from funcgrad.core.tensor import Tensor
 
 if TYPE_CHECKING:
@@ -101,8 +101,9 @@ def _scaled_apply(rule: Any) -> Apply:
     (rules on Tensors, grad mode on, no dispatch layer) keeps the Tensor ``f'(x)`` it records on the node, and
     later such passes multiply by it again: the graph of a k-th derivative then holds one ``f'(x)`` per node, not
     one per node and order. The kept Tensor is used while ``x`` is unchanged (its version is checked first, as
-    always) and its own history is not freed; passes on arrays, or through dispatch layers (forward AD, vmap,
-    jit tracing, saved-tensor hooks), compute ``f'(x)`` afresh."""
+    always); the nodes of its history keep their saved values (``graph.KeptSaved``), since the graphs of several
+    passes share them. Passes on arrays, or through dispatch layers (forward AD, vmap, jit tracing, saved-tensor
+    hooks), compute ``f'(x)`` afresh."""
     derivative, scale = rule.derivative, rule.scale
 
     def apply_scaled(self: Node, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
@@ -117,8 +118,10 @@ def _scaled_apply(rule: Any) -> Apply:
         if not STATE.grad_enabled or DISPATCH.active:
             return [rule(grad_outputs[0], x)]
         kept = getattr(self, "_derivative", None)
-        if kept is None or kept.grad_fn is not None and kept.grad_fn._saved is FREED:
+        if kept is None:
+            since = next_sequence_nr()
             kept = self._derivative = derivative(x)  # type: ignore[attr-defined]
+            keep_saved(kept, since)  # (shared by the graphs of later passes: no pass may free it)
         return [scale(grad_outputs[0], kept)]
     return apply_scaled
 

@@ -523,8 +523,8 @@ def copy(a: Any, order: str = "K", subok: bool = False) -> Any:
 
 @implements(np.astype)
 def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
-    """``np.astype``: a differentiable conversion."""
-    return F.to_copy(x, np.dtype(dtype))
+    """``np.astype``: a differentiable conversion (``x`` itself with ``copy=False`` and its own dtype)."""
+    return x.astype(dtype, copy=copy)
 
 
 @implements(np.round, np.around)
@@ -631,8 +631,18 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = np._
     return linalg_pinv(a, rtol=tol, hermitian=hermitian)
 
 
-for _np_fn, _fn in ((np.linalg.inv, linalg_inv), (np.linalg.det, linalg_det),
-                    (np.linalg.slogdet, linalg_slogdet), (np.linalg.solve, linalg_solve)):
+@implements(np.linalg.solve)
+def solve(a: Any, b: Any) -> Any:
+    """``np.linalg.solve``: ``b`` is one vector only when 1-D, else a stack of matrices (NumPy 2's rule). torch's
+    also takes a ``b`` of shape ``a.shape[:-1]`` as a batch of vectors: for ``a`` (3, 3, 3) and ``b`` (3, 3) that
+    gave (3, 3) where NumPy gives (3, 3, 3), so such a ``b`` is broadcast to ``a``'s batch first."""
+    a_shape, b_shape = np.shape(a), np.shape(b)
+    if len(b_shape) >= 2 and b_shape == a_shape[:-1]:
+        b = F.broadcast_to(b, np.broadcast_shapes(a_shape[:-2], b_shape[:-2]) + b_shape[-2:])
+    return linalg_solve(a, b)
+
+
+for _np_fn, _fn in ((np.linalg.inv, linalg_inv), (np.linalg.det, linalg_det), (np.linalg.slogdet, linalg_slogdet)):
     FUNCTIONS[_np_fn] = _fn
 
 # ----- no derivative: NumPy's own results on the data -----------------------------------------------------

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -158,10 +158,18 @@ def size(self: Tensor) -> SizeAndShape:
     return SizeAndShape(self.data.shape)
 
 
-def astype(self: Tensor, dtype: Any, order: str = "K", casting: str = "unsafe", subok: bool = True,
+def astype(self: Tensor, dtype: Any, order: str = "K",
+           casting: Literal["no", "equiv", "safe", "same_kind", "unsafe"] = "unsafe", subok: bool = True,
            copy: bool = True) -> Tensor:
-    """A differentiable copy converted to ``dtype`` (NumPy's ``astype``)."""
-    return F.to_copy(self, np.dtype(dtype))
+    """A differentiable copy converted to ``dtype`` (NumPy's ``astype``: ``casting`` is checked, and with
+    ``copy=False`` a tensor of that dtype is returned itself, so writes to the result reach it)."""
+    dtype = np.dtype(dtype)
+    if not np.can_cast(self.data.dtype, dtype, casting):  # type: ignore[arg-type]  # (NumPy's checks the string)
+        raise TypeError(f"Cannot cast array data from {self.data.dtype!r} to {dtype!r} according to the rule "
+                        f"{casting!r}")
+    if not copy and dtype == self.data.dtype:
+        return self
+    return F.to_copy(self, dtype)
 
 
 def ravel(self: Tensor, order: str = "C") -> Tensor:

@@ -60,3 +60,45 @@ def test_neither_mode_is_an_error() -> None:
     with pytest.raises(ValueError, match="at least one"):
         gradcheck(fg.sin, (leaf(),), check_backward_ad=False)
     np.testing.assert_allclose(fg.sin(fg.zeros(1)).data, [0.0])
+
+
+class SumOneDirection(Function):
+    """x.sum() with a jvp written for one tangent (torch's contract): ``t.sum()`` loses a batch of tangents."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.sum()
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * fg.ones(2, 3)
+
+    @staticmethod
+    def jvp(ctx, t):
+        return t.sum()
+
+
+class SinRightOnlyBatched(Function):
+    """sin whose jvp is 10% off for one tangent and right for a batch of them."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return fg.sin(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * fg.cos(x)
+
+    @staticmethod
+    def jvp(ctx, t):
+        (x,) = ctx.saved_tensors
+        return t * fg.cos(x) * (1.0 if t.ndim > x.ndim else 1.1)
+
+
+def test_forward_check_uses_the_tangents_users_push() -> None:
+    assert gradcheck(SumOneDirection.apply, (leaf(),), check_forward_ad=True)
+    assert gradcheck(lambda x: SumOneDirection.apply(x) * x, (leaf(),), check_forward_ad=True)
+    with pytest.raises(GradcheckError, match="Forward-mode Jacobian .JVP. mismatch for output 0 with respect to "):
+        gradcheck(SinRightOnlyBatched.apply, (leaf(),), check_forward_ad=True)

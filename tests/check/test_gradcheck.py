@@ -8,8 +8,8 @@ import pytest
 
 import funcgrad as fg
 from funcgrad.autograd import Function
-from funcgrad.check import GradcheckError, gradcheck, gradgradcheck
-from tests.check.corpus import NOISY, ONCE, RIGHT, SECOND_ORDER_WRONG, WRONG, Case
+from funcgrad.check import GradcheckError, check_function, gradcheck, gradgradcheck
+from tests.check.corpus import NOISY, ONCE, RIGHT, SECOND_ORDER_WRONG, WRONG, Case, SquareByLayout
 
 
 def leaf(*shape: int, seed: int = 0, dtype: type = np.float64) -> fg.Tensor:
@@ -202,3 +202,83 @@ def test_slow_mode_verdict_does_not_depend_on_batching() -> None:
     # the batched analytical Jacobian is confirmed by row-wise projections, else the rows are computed one by one
     assert gradcheck(FirstRowOnly.apply, (leaf(4),))
     assert not gradcheck(FirstRowOnly.apply, (leaf(4),), check_batched_grad=True, raise_exception=False)
+
+
+# ----- wrong derivatives that only show on some inputs: the checker must see what the user passed ---------------
+@pytest.mark.parametrize("layout", [lambda a: a.T, lambda a: a[:, ::2], lambda a: a[::-1]],
+                         ids=["transposed", "sliced", "reversed"])
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_non_contiguous_inputs_are_checked_with_their_layout(layout, fast_mode: bool) -> None:
+    data = layout(np.random.default_rng(0).standard_normal((4, 6)))
+    x = fg.from_numpy(data).requires_grad_()
+    assert not x.data.flags.c_contiguous
+    with pytest.raises(GradcheckError, match="Jacobian mismatch for output 0 with respect to input 0"):
+        gradcheck(SquareByLayout.apply, (x,), fast_mode=fast_mode)
+    assert gradcheck(SquareByLayout.apply, (fg.tensor(np.ascontiguousarray(data)).requires_grad_(),),
+                     fast_mode=fast_mode)
+    assert gradcheck(lambda t: t * t, (x,), fast_mode=fast_mode)  # a right derivative still passes
+    assert gradcheck(SquareByLayout.apply, (x,), three_valued=True, raise_exception=False).failed
+    np.testing.assert_array_equal(x.data, data)  # the caller's tensor is untouched
+
+
+def test_complex_non_contiguous_input_is_perturbed_in_place() -> None:
+    rng = np.random.default_rng(1)
+    z = fg.from_numpy((rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))).T).requires_grad_()
+    assert gradcheck(lambda t: t * t.conj() * t, (z,))
+    assert gradcheck(lambda t: t * t.conj() * t, (z,), fast_mode=True)
+
+
+class SinMutatingGrad(Function):
+    """sin with ``g.mul_(cos x)``: right alone, wrong for every other consumer of the same gradient."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return fg.sin(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g.mul_(fg.cos(x))
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_backward_modifying_grad_output_in_place_is_refused(fast_mode: bool) -> None:
+    # torch's fast mode refuses it too (as not reentrant); its slow mode passes the first call
+    for func in (SinMutatingGrad.apply, lambda t: (SinMutatingGrad.apply(t), t * 2.0)):
+        with pytest.raises(GradcheckError, match="A backward modified in place the grad_output given for output 0"):
+            gradcheck(func, (leaf(5),), fast_mode=fast_mode)
+    x = leaf(5)  # what goes wrong: the sum's other input gets the changed gradient
+    (gx,) = fg.autograd.grad(SinMutatingGrad.apply(x) + x, x, fg.ones(5))
+    assert not np.allclose(gx.data, np.cos(x.data) + 1)
+
+
+def test_check_function_keeps_a_transposed_layout() -> None:
+    data = np.random.default_rng(2).standard_normal((3, 4)).T
+    verdict = check_function(SquareByLayout, fg.from_numpy(data), order=1, raise_exception=False)
+    assert verdict.failed
+    assert check_function(SquareByLayout, fg.tensor(np.ascontiguousarray(data)), order=1).status == "pass"
+
+
+class SinAbsGrad(Function):
+    """sin with ``|g| cos x``: right for every one-hot grad_output, wrong for a negative one."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return fg.sin(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return fg.abs(g) * fg.cos(x)
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_backward_nonlinear_in_grad_output_is_refused(fast_mode: bool) -> None:
+    # torch passes it: its slow mode only uses one-hot grad_outputs, its fast mode positive ones
+    with pytest.raises(GradcheckError, match="The backward is not linear in grad_output: for output 0 w.r.t. input 0"):
+        gradcheck(SinAbsGrad.apply, (leaf(4),), fast_mode=fast_mode)
+    x = leaf(4)
+    (g,) = fg.autograd.grad(SinAbsGrad.apply(x), x, -fg.ones(4))
+    assert not np.allclose(g.data, -np.cos(x.data))

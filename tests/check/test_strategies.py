@@ -12,11 +12,12 @@ from funcgrad.check.strategies import (
     arrays,
     broadcastable_arrays,
     broadcastable_shapes,
+    shapes,
     valid_dims,
     well_conditioned_matrices,
 )
 from tests.budget import examples
-from tests.check.corpus import RIGHT, WRONG
+from tests.check.corpus import RIGHT, WRONG, SquareByLayout
 
 FEW = settings(max_examples=examples(10), deadline=None)
 
@@ -72,3 +73,20 @@ def test_wrong_function_fails_and_shrinks() -> None:
 
     with pytest.raises(AssertionError, match="jacobian check failed"):
         check()
+
+
+@FEW
+@given(x=arrays(shapes(2, 3, min_side=2), layouts=True))
+def test_layouts_draw_the_same_values_in_other_memory_orders(x) -> None:
+    assert np.all(np.abs(x) <= 3)
+    assert_grads_close(lambda t: t * t, x, order=1)
+
+
+def test_a_derivative_wrong_for_one_layout_fails_a_property_with_layouts() -> None:
+    @settings(max_examples=20, deadline=None, database=None)
+    @given(x=arrays(shapes(1, 1, min_side=2), layouts=True))  # 1-d: only the strided and reversed layouts differ
+    def prop(x) -> None:
+        assert_grads_close(SquareByLayout.apply, x, order=1)
+
+    with pytest.raises(AssertionError, match="jacobian check failed for apply"):
+        prop()

@@ -151,3 +151,27 @@ def test_an_empty_input_beside_a_checked_one(fast_mode: bool) -> None:
     x, empty = fg.randn(3, seed=1, requires_grad=True), fg.tensor(np.zeros(0), requires_grad=True)
     verdict = gradcheck(lambda a, e: fg.sin(a) + fg.sum(e), (x, empty), three_valued=True, fast_mode=fast_mode)
     assert verdict.status == "pass"
+
+
+@pytest.mark.parametrize("fast_mode", [False, True], ids=["slow", "fast"])
+def test_subnormal_derivatives_are_no_failure(fast_mode: bool) -> None:
+    """d(x*y)/dx = y = 5e-324 (a subnormal) at x = 0: no finite difference resolves it (x*y at x = +-h underflows to
+    0) and the relative tolerances underflow too, yet the derivative is right. Found by the README's property test
+    under the thorough profile, which failed it; a wrong factor at normal scale beside such values still fails."""
+    xs = (np.array([0.0, 1e-310, 3.0]), np.array([5e-324, 2.0, 1e-320]))
+    assert assert_grads_correct(fg.mul, *xs, order=2, fast_mode=fast_mode).status == "pass"
+    assert gradcheck(fg.mul, tuple(fg.tensor(x, requires_grad=True) for x in xs), fast_mode=fast_mode)
+
+    class WrongFactor(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * x * 2.01
+
+    with pytest.raises(AssertionError, match="fail"):
+        assert_grads_correct(WrongFactor, np.array([0.5, 1e-300, 2.0]), fast_mode=fast_mode)

@@ -18,6 +18,7 @@ from funcgrad.autograd import forward_ad as fwAD
 from funcgrad.autograd.profiler import profile
 from funcgrad.func.compiler.program import Program
 from funcgrad.func.compiler.tracing import Recorder
+from funcgrad.nn.functional import dropout
 from tests.budget import examples
 
 
@@ -212,6 +213,24 @@ def test_captured_arrays_inside_structured_jacobian_seeds() -> None:
     assert _recorded(jitted)
     W[:] = 0.0
     np.testing.assert_allclose(jitted(x).numpy(), (1 - np.tanh(W0 @ x) ** 2)[:, None] * W0, rtol=1e-13)
+
+
+def test_a_draw_from_funcgrads_generators_is_not_replayed() -> None:
+    """A dropout mask (funcgrad's generator) must change at every training step: a replay froze the first call's
+    mask for the whole loop. Such a function is not recorded; a seeded draw is a constant and records."""
+    weights = np.arange(1.0, 9.0)
+    jitted = ff.jit(ff.value_and_grad(lambda x: (dropout(x, 0.5) * weights).sum()))
+    x = np.linspace(1.0, 2.0, 8)
+    masks = set()
+    for _ in range(6):
+        value, g = jitted(x)
+        np.testing.assert_allclose(value, (g * x).sum(), rtol=1e-13)  # the same mask forward and backward
+        masks.add(tuple(g != 0))
+    assert len(masks) > 1
+    assert "drew random numbers" in _program(jitted)[1]
+    seeded = ff.jit(lambda x: x * fg.rand(3, seed=0).data)
+    np.testing.assert_array_equal(seeded(np.ones(3)), seeded(np.ones(3)))
+    assert _recorded(seeded)
 
 
 def test_arrays_changed_during_the_call_are_captured_at_each_value() -> None:

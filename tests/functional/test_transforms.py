@@ -163,6 +163,9 @@ def test_errors() -> None:
         ff.jvp(lambda x: x, X, X)
     with pytest.raises(ValueError, match="argnums=2 is out of range"):
         ff.grad(lambda x: fg.sum(x), argnums=2)(X)
+    for transform in (ff.grad, ff.jacrev, ff.jacfwd):  # a repeated argument got zeros in one place (as torch)
+        with pytest.raises(RuntimeError, match=r"argnums elements must be unique, got \(1, 1\)"):
+            transform(lambda x, y: fg.sum(x * y), argnums=(1, -1))(X, X)
     with pytest.raises(TypeError, match="has_aux=True"):
         ff.grad(lambda x: fg.sum(x), has_aux=True)(X)
     _, pullback = ff.vjp(lambda x: x * 2, X)

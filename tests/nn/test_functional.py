@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import funcgrad as fg
+from funcgrad import nn
 from funcgrad.check import gradcheck, gradgradcheck
 from funcgrad.nn import functional as F
 from tests.nn.torch_compare import compare, needs_torch, torch
@@ -156,6 +157,48 @@ def test_activations_match_torch(name: str, args: tuple) -> None:
 
 
 @needs_torch
+@pytest.mark.parametrize("name,args", [a for a in ACTIVATIONS if "softmax" not in a[0]] + [("elu", (2.0,))])
+def test_activations_at_their_kinks_match_torch(name: str, args: tuple) -> None:
+    """At 0 (and at softplus's threshold) the one-sided slope torch picks: elu's gradient at 0 was alpha / 2."""
+    kinks = np.array([0.0, -0.0, 1.5, -1.5, 20.0])  # 1.5: softplus(beta=2, threshold=3) switches to x there
+    compare(lambda t: getattr(F, name)(t, *args), lambda t: getattr(TF, name)(t, *args), kinks)
+
+
+@needs_torch
+@needs_torch
+@pytest.mark.parametrize("name,args", [("relu", ()), ("leaky_relu", (0.2,)), ("elu", (0.7,)), ("silu", ()),
+                                       ("dropout", (0.0,))])
+def test_inplace_activations_write_their_input_as_torch(name: str, args: tuple) -> None:
+    """torch's inplace=True writes the input: code that ignores the result (F.relu(y, inplace=True); return y)
+    got y unchanged; the write carries the history (gradients as torch's) and a leaf that requires grad raises."""
+    data = A(3, 4)
+    x, x_ref = fg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    y, y_ref = x * 2, x_ref * 2
+    assert getattr(F, name)(y, *args, inplace=True) is y
+    getattr(TF, name)(y_ref, *args, inplace=True)
+    np.testing.assert_allclose(y.data, y_ref.detach().numpy(), rtol=1e-13)
+    w = A(3, 4)
+    (y * fg.tensor(w)).sum().backward()
+    (y_ref * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(x.grad.data, x_ref.grad.numpy(), rtol=1e-13)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+        getattr(F, name)(x, *args, inplace=True) if name != "dropout" else F.dropout(x, 0.5, inplace=True)
+    module = {"relu": nn.ReLU, "leaky_relu": nn.LeakyReLU, "elu": nn.ELU, "silu": nn.SiLU, "dropout": nn.Dropout}[name]
+    z = fg.tensor(data)
+    assert module(*args, inplace=True)(z) is z
+
+
+def test_softmax_without_dim_warns_as_torch() -> None:
+    """torch's legacy implicit dim normalizes a 3-d input over dim 0 (the batch): torch warns, and so do we."""
+    x = fg.tensor(A(2, 3, 4))
+    for name in ("softmax", "log_softmax"):
+        with pytest.warns(UserWarning, match=f"Implicit dimension choice for {name} has been deprecated"):
+            out = getattr(F, name)(x)
+        np.testing.assert_allclose(out.data, getattr(F, name)(x, 0).data)
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
+        nn.Softmax()(x)
+
+
 def test_gelu_tanh_matches_torch() -> None:
     compare(lambda t: F.gelu(t, approximate="tanh"), lambda t: TF.gelu(t, approximate="tanh"), A(3, 4))
 

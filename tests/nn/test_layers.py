@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import funcgrad as fg
+import funcgrad.func as ff
 from funcgrad import nn
 from funcgrad.check import gradcheck, gradgradcheck
 from tests.nn.torch_compare import needs_torch, torch
@@ -110,6 +111,40 @@ def test_train_eval_batchnorm_matches_torch() -> None:
     data = rng.normal(size=(2, 3, 2, 2))
     np.testing.assert_allclose(bn(fg.tensor(data)).data, tbn(torch.tensor(data)).detach().numpy(), rtol=1e-10)
     assert bn.num_batches_tracked.item() == 3  # eval mode leaves the statistics alone
+
+
+def test_batchnorm_updates_its_statistics_in_place_so_jit_and_state_dicts_see_them() -> None:
+    """torch updates the running statistics in place: a state_dict taken earlier shares them. Replacing the
+    arrays instead also let a jitted forward store its traced arrays in the module (unusable afterwards) and
+    replay without counting the batches (num_batches_tracked 1 after 3 calls)."""
+    bn, ref = nn.BatchNorm1d(3, momentum=None), nn.BatchNorm1d(3, momentum=None)
+    state = bn.state_dict()
+    jitted = ff.jit(lambda x: bn(fg.tensor(x)))
+    with fg.no_grad():
+        for _ in range(3):
+            data = rng.normal(size=(4, 3))
+            np.testing.assert_allclose(jitted(data).data, ref(fg.tensor(data)).data, rtol=1e-13)
+    for name in ("running_mean", "running_var", "num_batches_tracked"):
+        np.testing.assert_allclose(getattr(bn, name).data, getattr(ref, name).data, rtol=1e-13)
+        assert state[name].data is getattr(bn, name).data
+    assert bn.num_batches_tracked.item() == 3
+
+
+@needs_torch
+def test_normalization_with_the_wrong_channel_count_raises_torchs_error_and_keeps_its_statistics() -> None:
+    """The in-place update must not start before the shapes are checked (mul_ then a failing add_ left the
+    running mean scaled by 1 - momentum)."""
+    bn, ref = nn.BatchNorm1d(3), torch.nn.BatchNorm1d(3).double()
+    data = rng.normal(size=(4, 3))
+    bn(fg.tensor(data))
+    ref(torch.tensor(data))
+    for module, tensor in ((bn, fg.tensor), (ref, torch.tensor)):
+        with pytest.raises(RuntimeError, match="running_mean should contain 5 elements not 3"):
+            module(tensor(np.ones((4, 5))))
+    for name in ("running_mean", "running_var", "num_batches_tracked"):  # torch counts the failed batch too
+        np.testing.assert_allclose(getattr(bn, name).data, getattr(ref, name).numpy(), rtol=1e-13)
+    with pytest.raises(RuntimeError, match=r"weight of shape \[4\] and input of shape \[4, 6, 2\]"):
+        nn.GroupNorm(2, 4)(fg.ones(4, 6, 2))
 
 
 def test_gradgradcheck_through_layers() -> None:

@@ -43,6 +43,29 @@ def test_registration_and_traversal() -> None:
     assert "act" not in dict(net.named_children())
 
 
+def test_a_replaced_layer_keeps_its_place() -> None:
+    """torch re-registers a name where it was: setattr(seq, "1", layer) used to move the layer to the end of a
+    Sequential, which then ran its layers in another order (a silently different model when the shapes fit)."""
+    seq = nn.Sequential(nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 2), nn.Sigmoid())
+    setattr(seq, "1", nn.Tanh())
+    seq[-1] = nn.Identity()
+    assert [type(m).__name__ for m in seq] == ["Linear", "Tanh", "Linear", "Identity"]
+    x = fg.randn(3, 2, seed=1)
+    np.testing.assert_allclose(seq(x).data, seq[2](seq[0](x).tanh()).data)
+    del seq[0]
+    assert list(seq._modules) == ["0", "1", "2"] and isinstance(seq[0], nn.Tanh)
+    layers = nn.ModuleList([nn.ReLU(), nn.Tanh(), nn.Sigmoid()])
+    del layers[:2]
+    layers.append(nn.ReLU())
+    assert [type(m).__name__ for m in layers] == ["Sigmoid", "ReLU"]
+    layer = nn.Linear(2, 2)
+    layer.weight = nn.Parameter(fg.zeros(2, 2))
+    layer.register_buffer("stat", fg.zeros(1))
+    layer.register_buffer("other", fg.zeros(1))
+    layer.stat = nn.Buffer(fg.ones(1))
+    assert list(layer.state_dict()) == ["weight", "bias", "stat", "other"]  # as torch's
+
+
 def test_shared_parameters_are_listed_once() -> None:
     shared = nn.Linear(2, 2)
     seq = nn.Sequential(shared, nn.ReLU(), shared)

@@ -187,3 +187,7 @@ def test_functional_call_under_func_grad() -> None:
     out = functional_call(tied, {"0.weight": np.zeros((3, 3))}, (fg.ones(1, 3),))
     np.testing.assert_allclose(out.data, square.bias.data[None], rtol=1e-12)  # 0 @ tanh(b) + b
     assert np.abs(square.weight.data).sum() > 0  # the module's own weight is back
+    same = np.zeros((3, 3))
+    functional_call(tied, {"0.weight": same, "2.weight": same}, (fg.ones(1, 3),))  # one value for both: fine
+    with pytest.raises(ValueError, match=r"multiple values for keys \['0.weight', '2.weight'\], which are tied"):
+        functional_call(tied, {"0.weight": same, "2.weight": np.ones((3, 3))}, (fg.ones(1, 3),))  # torch's error

@@ -2,11 +2,16 @@
 param groups and errors; learning-rate schedules against torch's."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import funcgrad as fg
 from funcgrad import optim
+from tests.budget import examples
 from tests.nn.torch_compare import needs_torch, torch
 
 CASES = [
@@ -111,6 +116,8 @@ def test_param_groups_state_dict_and_zero_grad() -> None:
         optim.SGD([a], lr=0.1, nesterov=True)
     with pytest.raises(ValueError, match="optimizer got an empty parameter list"):
         optim.SGD([], lr=0.1)
+    with pytest.raises(TypeError, match="ordering of tensors in sets will change between runs"):
+        optim.SGD([{"params": {a, b}}], lr=0.1)  # as torch: a state_dict saves the state by position
 
 
 @needs_torch
@@ -166,3 +173,44 @@ def test_schedulers_chain_and_keep_a_rate_set_by_hand_as_torch() -> None:
         assert [g["lr"] for g in ours.param_groups] == pytest.approx([g["lr"] for g in theirs.param_groups],
                                                                       rel=1e-12)
         assert mine[-1].get_last_lr() == pytest.approx(ref[-1].get_last_lr(), rel=1e-12)
+
+
+def _options(name: str, draw: Any) -> dict[str, Any]:
+    """Options of optimizer ``name`` drawn as torch accepts them."""
+    lr = draw(st.sampled_from([0.3, 0.05, 0.001]))
+    decay = draw(st.sampled_from([0.0, 0.1]))
+    maximize = draw(st.booleans())
+    if name == "SGD":
+        momentum = draw(st.sampled_from([0.0, 0.5, 0.9]))
+        nesterov = momentum > 0 and draw(st.booleans())
+        dampening = 0.0 if nesterov else draw(st.sampled_from([0.0, 0.3]))
+        return {"lr": lr, "momentum": momentum, "dampening": dampening, "nesterov": nesterov, "weight_decay": decay,
+                "maximize": maximize}
+    if name in ("Adam", "AdamW"):
+        return {"lr": lr, "betas": draw(st.sampled_from([(0.9, 0.999), (0.5, 0.8)])), "amsgrad": draw(st.booleans()),
+                "weight_decay": decay, "eps": draw(st.sampled_from([1e-8, 0.1])), "maximize": maximize}
+    if name == "RMSprop":
+        return {"lr": lr, "alpha": draw(st.sampled_from([0.99, 0.5])), "momentum": draw(st.sampled_from([0.0, 0.7])),
+                "centered": draw(st.booleans()), "weight_decay": decay, "maximize": maximize}
+    return {"lr": lr, "lr_decay": draw(st.sampled_from([0.0, 0.05])), "weight_decay": decay, "maximize": maximize,
+            "initial_accumulator_value": draw(st.sampled_from([0.0, 0.3]))}
+
+
+@needs_torch
+@settings(max_examples=examples(25), deadline=None)
+@given(data=st.data(), name=st.sampled_from(["SGD", "Adam", "AdamW", "RMSprop", "Adagrad"]),
+       shape=st.sampled_from([(), (3,), (2, 3)]), complex_param=st.booleans())
+def test_any_options_step_as_torch(data: st.DataObject, name: str, shape: tuple, complex_param: bool) -> None:
+    """Every optimizer with options drawn at random, on real or complex parameters, three steps next to torch's."""
+    kwargs = _options(name, data.draw)
+    rng = np.random.default_rng(len(shape))
+    start = rng.normal(size=shape) + (1j * rng.normal(size=shape) if complex_param else 0)
+    ours, theirs = fg.tensor(start, requires_grad=True), torch.tensor(start, requires_grad=True)
+    opt, ref = getattr(optim, name)([ours], **kwargs), getattr(torch.optim, name)([theirs], **kwargs)
+    for step in range(3):
+        for p, o in ((ours, opt), (theirs, ref)):
+            o.zero_grad()
+            d = p - (step + 1.0)
+            ((d * d.conj()).real * 0.5 + (d.real * 0.3).cos()).sum().backward()
+            o.step()
+        np.testing.assert_allclose(ours.data, theirs.detach().numpy(), rtol=1e-10, atol=1e-12)

@@ -13,7 +13,10 @@ What a recording cannot reproduce, it does not: a function that reads input valu
 ``np.unique(x).shape``), gets those reads guarded, and a replay that meets a different value runs the
 function normally instead (with a warning, once); a function whose arrays leave NumPy (SciPy's
 LAPACK wrappers, ``np.asarray`` of a traced array) or that writes into its inputs is not recorded
-and always runs normally. Every call's result is exactly what calling the function gives.
+and always runs normally. Every call's result is exactly what calling the function gives, except for what it
+reads from outside its arguments: closed-over arrays and Python state are fixed when a signature is recorded
+(as ``jax.jit``'s), and a replay does not see later changes to them (pass them as arguments, or
+``clear_cache()``).
 """
 from __future__ import annotations
 
@@ -53,7 +56,9 @@ def jit(f: Callable[..., Any], *, cache_size: int = 32) -> Callable[..., Any]:
         A function with ``f``'s signature and results (Tensors come back as Tensors without history).
         Side effects of ``f`` (printing, appending to lists) happen when a call is recorded, not when it
         replays; arrays ``f`` closes over are captured at recording (pass them as arguments to vary them);
-        random draws inside ``f`` are recorded as constants; a replay runs under the caller's NumPy
+        NumPy's random draws inside ``f`` are recorded as constants, but a draw from funcgrad's generators
+        (``rand``, ``randn``, a dropout mask in training mode) leaves ``f`` unrecorded, so every call draws
+        anew (a seeded ``rand(..., seed=s)`` is a constant and records); a replay runs under the caller's NumPy
         error state (``np.errstate`` set inside ``f`` is not replayed). ``jitted.programs`` maps each signature
         kept to its ``Program`` (or to ``"not recorded"`` and the reason); ``jitted.clear_cache()`` drops
         them all (and the captured arrays). A call that raises runs ``f`` once and raises its error.

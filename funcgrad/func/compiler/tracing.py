@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.core.effects import listening
 from funcgrad.core.structured import Structured, dense_copy
 from funcgrad.func.compiler.program import Guard, Program, Slot
 
@@ -309,6 +310,7 @@ class Recorder:
         self.steps_complete = True  # every array the results come from is computed by a recorded step
         self.closed = False
         self._seen: dict[int, tuple[Any, int, Any]] = {}  # id -> (array, slot, its capture): constants in use
+        self._listening = listening(self._heard)  # hears of random draws while recording
         self._captures = captures if captures is not None else Captures()
         self._owners: set[int] = set()  # ids of the arrays owning captured memory, noted as roots
         self.n_slots = len(inputs)
@@ -320,11 +322,18 @@ class Recorder:
 
     def __enter__(self) -> Recorder:
         _RECORDINGS.stack.append(self)
+        self._listening.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._listening.__exit__(None, None, None)
         _RECORDINGS.stack.remove(self)
         self.closed = True
+
+    def _heard(self, what: str) -> None:
+        """An effect a replay cannot repeat (``funcgrad.core.effects``): the recording is unusable."""
+        if self.escaped is None:
+            self.escaped = f"the function {what}"
 
     def escape(self, why: str, steps_complete: bool = False) -> None:
         """Mark the recording unusable for replay (the first reason is kept). ``steps_complete``: the steps

@@ -19,7 +19,7 @@ class ReLU(Module):
 
     def forward(self, input: Any) -> Any:
         """relu(input)."""
-        return F.relu(input)
+        return F.relu(input, self.inplace)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -34,7 +34,7 @@ class LeakyReLU(Module):
 
     def forward(self, input: Any) -> Any:
         """leaky_relu(input)."""
-        return F.leaky_relu(input, self.negative_slope)
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
@@ -49,7 +49,7 @@ class ELU(Module):
 
     def forward(self, input: Any) -> Any:
         """elu(input)."""
-        return F.elu(input, self.alpha)
+        return F.elu(input, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
@@ -79,7 +79,7 @@ class SiLU(Module):
 
     def forward(self, input: Any) -> Any:
         """silu(input)."""
-        return F.silu(input)
+        return F.silu(input, self.inplace)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""

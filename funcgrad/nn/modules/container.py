@@ -17,6 +17,16 @@ def _index(i: int, n: int) -> int:
     return i % n
 
 
+def _delete_and_renumber(container: Module, idx: int | slice) -> None:
+    """Delete the modules at ``idx`` and number the rest 0, 1, ... again (torch's ``del seq[i]``)."""
+    keys = list(container._modules)
+    for key in (keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(keys))]]):
+        del container._modules[key]
+    renumbered = OrderedDict((str(i), m) for i, m in enumerate(container._modules.values()))
+    container._modules.clear()
+    container._modules.update(renumbered)
+
+
 class Sequential(Module):
     """Modules called one after another, each on the previous one's output.
 
@@ -49,6 +59,12 @@ class Sequential(Module):
             return Sequential(OrderedDict(list(self._modules.items())[idx]))
         return list(self._modules.values())[_index(idx, len(self))]
 
+    def __setitem__(self, idx: int, module: Module) -> None:
+        setattr(self, list(self._modules)[_index(idx, len(self))], module)  # in its place, as torch
+
+    def __delitem__(self, idx: int | slice) -> None:
+        _delete_and_renumber(self, idx)
+
     def __len__(self) -> int:
         return len(self._modules)
 
@@ -76,6 +92,9 @@ class ModuleList(Module):
 
     def __setitem__(self, idx: int, module: Module) -> None:
         self.add_module(str(_index(idx, len(self))), module)
+
+    def __delitem__(self, idx: int | slice) -> None:
+        _delete_and_renumber(self, idx)
 
     def __len__(self) -> int:
         return len(self._modules)

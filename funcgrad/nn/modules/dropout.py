@@ -15,7 +15,7 @@ class Dropout(Module):
 
     Args:
         p: the drop probability.
-        inplace: accepted for torch's signature (the result is a new tensor).
+        inplace: write the result into the input (as torch).
         generator: a ``funcgrad.Generator`` for reproducible masks (default: funcgrad's default generator).
     """
 
@@ -27,7 +27,7 @@ class Dropout(Module):
 
     def forward(self, input: Any) -> Any:
         """dropout(input) in training mode, input in eval mode."""
-        return F.dropout(input, self.p, self.training, generator=self.generator)
+        return F.dropout(input, self.p, self.training, self.inplace, self.generator)
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
@@ -38,4 +38,4 @@ class Dropout2d(Dropout):
 
     def forward(self, input: Any) -> Any:
         """dropout2d(input) in training mode, input in eval mode."""
-        return F.dropout2d(input, self.p, self.training, generator=self.generator)
+        return F.dropout2d(input, self.p, self.training, self.inplace, self.generator)

@@ -109,7 +109,7 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            _forget(self, name)
+            _forget(self, name, "_parameters")
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
@@ -119,7 +119,7 @@ class Module:
         elif isinstance(value, Module):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            _forget(self, name)
+            _forget(self, name, "_modules")
             modules[name] = value
         elif modules is not None and name in modules:
             if value is not None:
@@ -127,7 +127,7 @@ class Module:
                                 f"(funcgrad.nn.Module or None expected)")
             modules[name] = None
         elif isinstance(value, Buffer):
-            _forget(self, name)
+            _forget(self, name, "_buffers")
             self.register_buffer(name, Tensor(value.data), value.persistent)
         elif buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
@@ -459,9 +459,12 @@ def _check_name(module: Module, name: str, what: str, store: dict[str, Any]) -> 
         raise KeyError(f"attribute '{name}' already exists")
 
 
-def _forget(module: Module, name: str) -> None:
-    """Drop ``name`` from every registry and the instance dict before it is registered anew."""
+def _forget(module: Module, name: str, kept: str) -> None:
+    """Drop ``name`` from the other registries and the instance dict before it is registered anew in ``kept``,
+    where it keeps its place, as torch's (a Sequential's layer replaced with setattr stays where it runs)."""
     for kind in ("_parameters", "_buffers", "_modules"):
-        module.__dict__[kind].pop(name, None)
+        if kind != kept:
+            module.__dict__[kind].pop(name, None)
     module.__dict__.pop(name, None)
-    module._non_persistent_buffers_set.discard(name)
+    if kept != "_buffers":
+        module._non_persistent_buffers_set.discard(name)

@@ -43,9 +43,9 @@ class _BatchNorm(Module):
     def reset_running_stats(self) -> None:
         """Running mean 0, running variance 1, no batches seen."""
         if self.track_running_stats:
-            self.running_mean.data = np.zeros_like(self.running_mean.data)
-            self.running_var.data = np.ones_like(self.running_var.data)
-            self.num_batches_tracked.data = np.array(0, np.int64)
+            self.running_mean.zero_()  # in place, as torch
+            self.running_var.fill_(1.0)
+            self.num_batches_tracked.zero_()
 
     def forward(self, input: Any) -> Any:
         """Normalize ``input`` (N, C, ...) per channel."""
@@ -54,7 +54,7 @@ class _BatchNorm(Module):
         momentum = 0.0 if self.momentum is None else self.momentum
         use_batch = self.training or not self.track_running_stats
         if self.training and self.track_running_stats:
-            self.num_batches_tracked.data = self.num_batches_tracked.data + 1
+            self.num_batches_tracked.add_(1)
             if self.momentum is None:
                 momentum = 1.0 / float(self.num_batches_tracked.data)
         update = self.training and self.track_running_stats

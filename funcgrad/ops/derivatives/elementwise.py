@@ -20,6 +20,7 @@ Kinks and NaN follow PyTorch where NumPy's conventions differ:
   atan2 at (0, 0): both partials 0     clamp: 1 at the bounds, 0 at NaN
   max()/min() over all elements with NaNs: g shared by the NaNs (torch.max(); torch.amax gives NaN)
   vector_norm / norm: 0 where x = 0 (any order, also p < 1) and where the norm is 0
+  logaddexp(x, y): sigmoid(x - y) and sigmoid(y - x), so 1 and 0 at x = inf (exp(x - out) would be NaN)
 """
 import math  # noqa: I001
 from typing import Any
@@ -57,8 +58,8 @@ log1p = defop("log1p", np.log1p, x=lambda g, x: g / F.conj(x + 1),      jvp=ELEM
 sqrt  = defop("sqrt",  np.sqrt,  x=lambda g, out: g / F.conj(2 * out),  jvp=ELEMENTWISE)
 rsqrt = defop("rsqrt", K.rsqrt,  x=lambda g, out: -0.5 * g * F.conj(out ** 3), jvp=ELEMENTWISE)
 square = defop("square", np.square, x=lambda g, x: 2 * g * F.conj(x),   jvp=ELEMENTWISE)
-logaddexp = defop("logaddexp", np.logaddexp, x=lambda g, x, out: g * F.exp(x - out),
-                                             y=lambda g, y, out: g * F.exp(y - out), jvp=ELEMENTWISE)
+logaddexp = defop("logaddexp", np.logaddexp, x=lambda g, x, y: g * F.sigmoid(x - y),  # = exp(x - out), 1 at x = inf
+                                             y=lambda g, x, y: g * F.sigmoid(y - x), jvp=ELEMENTWISE)
 
 # ----- trigonometric and hyperbolic -----------------------------------------------------------
 sin   = defop("sin",   np.sin,     x=R.Scaled(lambda x: F.cos(x)),                      jvp=ELEMENTWISE)
@@ -121,8 +122,9 @@ where   = defop("where",   K.where,   condition=NONDIFF,
 
 # ----- complex numbers -------------------------------------------------------------------------
 conj_physical = defop("conj_physical", np.conjugate, x=lambda g: F.conj(g), jvp=LINEAR)
-real    = defop("real",    K.real,    x=lambda g: g,      jvp=LINEAR)  # a copy, not a view as torch's
-imag    = defop("imag",    K.imag,    x=lambda g: g * 1j, jvp=lambda x_t: F.imag(x_t) if R.is_complex(x_t) else R.zeros(x_t))
+real    = defop("real",    K.real,    x=lambda g: g,      jvp=LINEAR, view=True)  # views, as torch's: writes reach x
+imag    = defop("imag",    K.imag,    x=lambda g: g * 1j, jvp=lambda x_t: F.imag(x_t) if R.is_complex(x_t) else R.zeros(x_t),
+                view=True)
 angle   = defop("angle",   K.angle,   x=R.angle_grad,     jvp=ELEMENTWISE)  # 0 at 0, as torch
 sgn     = defop("sgn",     K.sign,    x=R.sgn_grad,       jvp=lambda x_t, x, out: R.sgn_grad(x_t, x, out))  # z / |z|
 polar   = defop("polar",   K.polar,   abs=lambda g, angle: F.real(g * F.exp(angle * -1j)),

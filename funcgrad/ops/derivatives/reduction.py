@@ -105,9 +105,10 @@ def _argmin(x, dim=None, keepdim=False):
 def _logsumexp(x, dim, keepdim=False):
     """log(sum(exp(x))) over ``dim``, computed without overflow."""
     axes = _dims(dim, np.ndim(x))
-    top = np.amax(x, axis=axes, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0.0)  # all -inf (or an inf): no shift
-    out = np.log(np.sum(np.exp(x - top), axis=axes, keepdims=True)) + top
+    top = _shift(x, axes)
+    top = np.where(np.isfinite(top), top, 0.0)  # all -inf (or an inf, or nothing): no shift
+    with np.errstate(divide="ignore"):  # log(0) = -inf: all -inf, or nothing (as torch, without a warning)
+        out = np.log(np.sum(np.exp(x - top), axis=axes, keepdims=True)) + top
     return out if keepdim else np.squeeze(out, axes)
 
 
@@ -137,15 +138,23 @@ def _norm(x, p=2, dim=None, keepdim=False):
 def _softmax(x, dim):
     """exp(x) / sum(exp(x)) along ``dim``, shifted by the max for stability."""
     axes = _dims(dim, x.ndim if type(x) is np.ndarray else np.ndim(x))
-    e = np.exp(x - np.maximum.reduce(x, axis=axes, keepdims=True))  # (amax and sum without their wrappers)
-    return e / np.add.reduce(e, axis=axes, keepdims=True)
+    e = np.exp(x - _shift(x, axes))
+    return e / np.add.reduce(e, axis=axes, keepdims=True)  # (sum without its wrapper)
 
 
 def _log_softmax(x, dim):
     """x - logsumexp(x) along ``dim``, shifted by the max for stability."""
     axes = _dims(dim, x.ndim if type(x) is np.ndarray else np.ndim(x))
-    shifted = x - np.maximum.reduce(x, axis=axes, keepdims=True)  # (amax and sum without their wrappers)
+    shifted = x - _shift(x, axes)
     return shifted - np.log(np.add.reduce(np.exp(shifted), axis=axes, keepdims=True))
+
+
+def _shift(x, axes):
+    """The max over ``axes`` (kept), by which the exponentials are shifted; -inf where there is no element (an
+    empty tensor: torch's logsumexp is -inf there, its softmax empty)."""
+    if np.size(x) == 0:
+        return np.full(np.shape(np.sum(x, axis=axes, keepdims=True)), -np.inf)
+    return np.maximum.reduce(x, axis=axes, keepdims=True)  # (amax without its wrapper)
 
 
 def _norm_order(p):
@@ -227,7 +236,7 @@ def _cumprod_grad(g, x, out, dim):
     products are formed from an (n, n) table whose row i has x_i replaced by 1: O(n^2), never dividing.
     """
     dims = _dims_from_end(dim, x.ndim)
-    if not dims:
+    if not dims or 0 in x.shape:
         return g
     size = F.abs(x)
     if not F.sum(size < 1e-3 * F.amax(size)):

@@ -207,18 +207,23 @@ def _trace(x):
 
 
 def _view_as_real(x):
-    """A complex tensor as (real, imaginary) pairs in a new last dim of size 2 (a copy; torch's is a view)."""
+    """A complex tensor as (real, imaginary) pairs in a new last dim of size 2: a view, as torch's."""
     if np.result_type(x).kind != "c":
         raise RuntimeError("view_as_real is only supported for complex tensors")
-    return np.stack([np.real(x), np.imag(x)], -1)
+    x = np.asarray(x)
+    return x[..., np.newaxis].view(np.real(x).dtype)  # a new size-1 axis is contiguous whatever x's strides
 
 
 def _view_as_complex(x):
-    """Pairs (real, imaginary) in a last dim of size 2 as complex numbers (a copy; torch's is a view)."""
+    """Pairs (real, imaginary) in a last dim of size 2 as complex numbers: a view, as torch's, when the pairs
+    are contiguous (else a copy; torch raises then)."""
     if np.shape(x)[-1:] != (2,):
         raise RuntimeError("Tensor must have a last dimension of size 2")
     if np.result_type(x).kind != "f":
         raise RuntimeError(f"view_as_complex is only supported for floating point tensors, but got {np.result_type(x)}")
+    x = np.asarray(x)
+    if x.dtype in (np.float32, np.float64) and x.strides[-1] == x.itemsize:
+        return x.view(np.result_type(x.dtype, np.complex64))[..., 0]
     return x[..., 0] + 1j * x[..., 1]
 
 
@@ -339,9 +344,9 @@ tril   = defop("tril",   _tril,   x=lambda g, diagonal: F.tril(g, diagonal), jvp
 trace  = defop("trace",  _trace,  x=lambda g, x_shape: F.reshape(g, np.shape(g) + (1, 1)) * np.eye(*x_shape),
                jvp=lambda x_t: F.sum(F.diagonal(x_t, 0, -2, -1), -1))
 
-view_as_real    = defop("view_as_real",    _view_as_real,    x=lambda g: F.view_as_complex(g),
+view_as_real    = defop("view_as_real",    _view_as_real,    x=lambda g: F.view_as_complex(g), view=True,
                         jvp=lambda x_t: F.view_as_real(F.to_copy(x_t, np.complex128) if not R.is_complex(x_t) else x_t))
-view_as_complex = defop("view_as_complex", _view_as_complex, x=lambda g: F.view_as_real(g),
+view_as_complex = defop("view_as_complex", _view_as_complex, x=lambda g: F.view_as_real(g), view=True,
                         jvp=lambda x_t: F.view_as_complex(x_t))
 
 
