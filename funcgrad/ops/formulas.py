@@ -179,11 +179,13 @@ def unreduce(g: Any, shape: tuple[int, ...], dim: Any, keepdim: bool) -> Any:
     g: (*batch, *reduced_shape) -> (*batch, *shape), each input element getting its output's g.
     """
     array = type(g) is np.ndarray or isinstance(g, np.generic)  # (reshaped and broadcast without op calls)
-    if not keepdim and g.ndim:  # (a 0-d g broadcasts as it is)
-        kept = tuple(g.shape[: len(g.shape) - _reduced_ndim(shape, dim)]) + kept_shape(shape, dim)
-        g = g.reshape(kept) if array else F.reshape(g, kept)
-    batch = tuple(g.shape[: len(g.shape) - len(shape)])
-    return K.broadcast_view(g, batch + tuple(shape)) if array else F.broadcast_to(g, batch + tuple(shape))
+    g_shape = tuple(g.shape)
+    if not keepdim and g_shape:  # (a 0-d g broadcasts as it is)
+        g_shape = g_shape[: len(g_shape) - _reduced_ndim(shape, dim)] + kept_shape(shape, dim)
+        g = g.reshape(g_shape) if array else F.reshape(g, g_shape)
+    lead = len(g_shape) - len(shape)  # (batch dims)
+    target = g_shape[:lead] + tuple(shape) if lead else tuple(shape)
+    return K.broadcast_view(g, target) if array else F.broadcast_to(g, target)
 
 
 def unmean(g: Any, shape: tuple[int, ...], dim: Any, keepdim: bool) -> Any:

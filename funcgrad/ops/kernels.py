@@ -45,20 +45,25 @@ def broadcast_view(x: Any, shape: tuple[int, ...]) -> Any:
     if type(shape) is not tuple:
         shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
     ndim = x.ndim
-    lead = len(shape) - ndim
-    if lead < 0 or not x.size or (ndim and not x.flags.c_contiguous):
-        return np.broadcast_to(x, shape)  # (NumPy's errors, and the views it makes of empty arrays)
-    strides = [0] * len(shape)
-    for i, n in enumerate(x.shape):
-        m = shape[lead + i]
-        if n == m:
-            strides[lead + i] = x.strides[i]
-        elif n != 1:
-            return np.broadcast_to(x, shape)  # (NumPy's errors)
+    if ndim:
+        lead = len(shape) - ndim
+        if lead < 0 or not x.size or not x.flags.c_contiguous:
+            return np.broadcast_to(x, shape)  # (NumPy's errors, and the views it makes of empty arrays)
+        strides = [0] * len(shape)
+        for i, n in enumerate(x.shape):
+            m = shape[lead + i]
+            if n == m:
+                strides[lead + i] = x.strides[i]
+            elif n != 1:
+                return np.broadcast_to(x, shape)  # (NumPy's errors)
+    else:  # a 0-d x (the gradient of a full reduction): every dim broadcast
+        strides = [0] * len(shape)
     try:
-        return np.ndarray(shape, x.dtype, memoryview(x).toreadonly(), 0, strides)  # read-only: no write can spread
+        view = np.ndarray(shape, x.dtype, x, 0, strides)
     except ValueError:  # a negative size
         return np.broadcast_to(x, shape)
+    view.setflags(write=False)  # read-only: no write can spread (cheaper than a read-only memoryview as the buffer)
+    return view
 
 
 _SCALARS = (int, float, complex, np.generic)

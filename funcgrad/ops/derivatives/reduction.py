@@ -44,7 +44,7 @@ def _dims_from_end(dim, ndim):
 def _sum(x, dim=None, keepdim=False):
     """Sum over ``dim`` (all dims when None)."""
     if type(x) is np.ndarray:  # NumPy's reduction itself, without np.sum's Python wrapper
-        return np.add.reduce(x, axis=_dims(dim, x.ndim), keepdims=keepdim)
+        return np.add.reduce(x, axis=None if dim is None else _dims(dim, x.ndim), keepdims=keepdim)
     return np.sum(x, axis=_dims(dim, np.ndim(x)), keepdims=keepdim)
 
 
