@@ -165,7 +165,6 @@ def test_activations_at_their_kinks_match_torch(name: str, args: tuple) -> None:
 
 
 @needs_torch
-@needs_torch
 @pytest.mark.parametrize("name,args", [("relu", ()), ("leaky_relu", (0.2,)), ("elu", (0.7,)), ("silu", ()),
                                        ("dropout", (0.0,))])
 def test_inplace_activations_write_their_input_as_torch(name: str, args: tuple) -> None:
@@ -199,6 +198,7 @@ def test_softmax_without_dim_warns_as_torch() -> None:
         nn.Softmax()(x)
 
 
+@needs_torch
 def test_gelu_tanh_matches_torch() -> None:
     compare(lambda t: F.gelu(t, approximate="tanh"), lambda t: TF.gelu(t, approximate="tanh"), A(3, 4))
 
