@@ -325,8 +325,11 @@ def expand_dims(a: Any, axis: Any) -> Any:
 
 @implements(np.broadcast_to)
 def broadcast_to(array: Any, shape: Any, subok: bool = False) -> Any:
-    """``np.broadcast_to``."""
-    return F.broadcast_to(array, (shape,) if isinstance(shape, int) else tuple(shape))
+    """``np.broadcast_to`` (no -1 for a kept size, as NumPy: that is torch's spelling)."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if any(n < 0 for n in shape):
+        raise ValueError("all elements of broadcast shape must be non-negative")
+    return F.broadcast_to(array, shape)
 
 
 def _at_least(n: int, lead: Callable[[tuple[int, ...]], tuple[int, ...]]) -> Callable[..., Any]:

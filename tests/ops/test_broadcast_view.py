@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays, floating_dtypes
 
+import funcgrad as fg
 from funcgrad.ops.kernels import broadcast_view
 from tests.budget import examples
 
@@ -43,3 +44,19 @@ def test_broadcast_view_of_scalars_and_errors() -> None:
         with pytest.raises(ValueError) as want:
             np.broadcast_to(x, shape)
         assert str(got.value) == str(want.value)
+
+
+def test_broadcast_to_keeps_a_size_given_as_minus_one_as_torch() -> None:
+    """torch's broadcast_to takes expand's -1 (keep that size) and refuses it for a new leading dim; NumPy's
+    spelling refuses any negative size. A 0-d tensor broadcast to (-1,) gave tensor([2.]) silently."""
+    t = fg.tensor([1.0, 2.0], requires_grad=True)
+    y = fg.broadcast_to(t, (3, -1))
+    assert y.shape == (3, 2)
+    y.sum().backward()
+    np.testing.assert_array_equal(t.grad.data, [3.0, 3.0])
+    assert fg.broadcast_to(t, (-1,)).shape == (2,)
+    for source in (fg.tensor(2.0), t):
+        with pytest.raises(RuntimeError, match=r"expanded size of the tensor \(-1\) isn't allowed in a leading"):
+            fg.broadcast_to(source, (-1, -1) if source.ndim else (-1,))
+    with pytest.raises(ValueError, match="must be non-negative"):
+        np.broadcast_to(t, (-1,))
