@@ -40,20 +40,25 @@ def region(view: str) -> np.ndarray:
     return np.asarray(VIEWS[view](fg.tensor(np.arange(np.prod(SHAPE)).reshape(SHAPE))).data)
 
 
-def run(steps: list[tuple[str, str]], in_place: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(0)
-    a = fg.tensor(rng.uniform(-1, 1, SHAPE), requires_grad=True)
-    y = fg.tensor(rng.uniform(0.5, 1.5, 24), requires_grad=True)
-    weights = fg.tensor(rng.uniform(-1, 1, SHAPE))
-    x = a * 1.0
+def apply_steps(x: Any, y: Any, steps: list[tuple[str, str]], in_place: bool) -> Any:
+    """``x`` after ``steps``: each an op of OPS on a view of ``x`` written in place, or its out-of-place twin (the
+    view's region replaced by ``index_put``)."""
     for view, op in steps:
         if in_place:
             OPS[op][0](VIEWS[view](x), y)
         else:
             flat = fg.reshape(x, (-1,))
             idx = region(view)
-            flat = fg.index_put(flat, (fg.tensor(idx),), OPS[op][1](flat[idx], y))
-            x = fg.reshape(flat, SHAPE)
+            x = fg.reshape(fg.index_put(flat, (fg.tensor(idx),), OPS[op][1](flat[idx], y)), SHAPE)
+    return x
+
+
+def run(steps: list[tuple[str, str]], in_place: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    a = fg.tensor(rng.uniform(-1, 1, SHAPE), requires_grad=True)
+    y = fg.tensor(rng.uniform(0.5, 1.5, 24), requires_grad=True)
+    weights = fg.tensor(rng.uniform(-1, 1, SHAPE))
+    x = apply_steps(a * 1.0, y, steps, in_place)
     (x * weights).sum().backward()
     return x.data.copy(), a.grad.data, (y.grad.data if y.grad is not None else np.zeros(24))
 
@@ -84,14 +89,7 @@ def _scalar_program(steps: list[tuple[str, str]], in_place: bool) -> Callable[[A
 
     def f(a: Any) -> Any:
         y = fg.reshape(a, (-1,)) * scale + 1.0
-        x = a * 1.0
-        for view, op in steps:
-            if in_place:
-                OPS[op][0](VIEWS[view](x), y)
-            else:
-                flat = fg.reshape(x, (-1,))
-                idx = region(view)
-                x = fg.reshape(fg.index_put(flat, (fg.tensor(idx),), OPS[op][1](flat[idx], y)), SHAPE)
+        x = apply_steps(a * 1.0, y, steps, in_place)
         return (x * weights * x).sum()
 
     return f

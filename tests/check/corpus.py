@@ -213,21 +213,6 @@ class ForgotMarkDirty(Function):
         return 2 * g
 
 
-class SquareByLayout(Function):
-    """x * x whose backward is off by 50% when x is not C-contiguous (as a backward writing through
-    ``zeros_like(x).reshape(-1)`` is: a copy for a transposed x)."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return 2 * g * x * (1.0 if x.data.flags.c_contiguous else 1.5)
-
-
 @dataclass
 class Case:
     """A Function, how gradcheck calls it, and its inputs in a dtype."""
@@ -311,6 +296,16 @@ class Square(Function):
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
         return 2 * x * g
+
+
+class SquareByLayout(Square):
+    """x * x whose backward is off by 50% when x is not C-contiguous (as a backward writing through
+    ``zeros_like(x).reshape(-1)`` is: a copy for a transposed x)."""
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 2 * g * x * (1.0 if x.data.flags.c_contiguous else 1.5)
 
 
 class Log(Function):

@@ -9,7 +9,7 @@ import pytest
 import funcgrad as fg
 from funcgrad.autograd import Function
 from funcgrad.check import GradcheckError, check_function, gradcheck, gradgradcheck
-from tests.check.corpus import NOISY, ONCE, RIGHT, SECOND_ORDER_WRONG, WRONG, Case, SquareByLayout
+from tests.check.corpus import NOISY, ONCE, RIGHT, SECOND_ORDER_WRONG, WRONG, Case, Sin, SquareByLayout
 
 
 def leaf(*shape: int, seed: int = 0, dtype: type = np.float64) -> fg.Tensor:
@@ -103,13 +103,8 @@ def test_kink_is_reported_as_such() -> None:
     assert gradcheck(fg.abs, (fg.tensor([0.3, -0.5], requires_grad=True),))
 
 
-class NonzeroForZeroGrad(Function):
+class NonzeroForZeroGrad(Sin):
     """Right for a nonzero grad_output, but not zero for a zero one."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return fg.sin(x)
 
     @staticmethod
     def backward(ctx, g):
@@ -228,13 +223,8 @@ def test_complex_non_contiguous_input_is_perturbed_in_place() -> None:
     assert gradcheck(lambda t: t * t.conj() * t, (z,), fast_mode=True)
 
 
-class SinMutatingGrad(Function):
+class SinMutatingGrad(Sin):
     """sin with ``g.mul_(cos x)``: right alone, wrong for every other consumer of the same gradient."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return fg.sin(x)
 
     @staticmethod
     def backward(ctx, g):
@@ -260,13 +250,8 @@ def test_check_function_keeps_a_transposed_layout() -> None:
     assert check_function(SquareByLayout, fg.tensor(np.ascontiguousarray(data)), order=1).status == "pass"
 
 
-class SinAbsGrad(Function):
+class SinAbsGrad(Sin):
     """sin with ``|g| cos x``: right for every one-hot grad_output, wrong for a negative one."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return fg.sin(x)
 
     @staticmethod
     def backward(ctx, g):
