@@ -362,3 +362,15 @@ def test_pickle_keeps_values_dtype_and_requires_grad_of_leaves_views_and_results
     assert back_y.requires_grad and back_y.is_leaf  # a result comes back as a leaf, as torch
     np.testing.assert_array_equal(back_y.data, [2.0, 4.0, 6.0])
     assert back_view.tolist() == [2.0, 4.0] and not back_view.is_view and not back_view.requires_grad
+
+
+def test_a_number_times_a_tensor_records_the_tensor_first_as_torch() -> None:
+    """``2 * t`` and ``2 + t`` record ``mul(t, 2)`` and ``add(t, 2)``, as torch: the Tensor's edge comes first in
+    ``next_functions``; ``2 - t`` and ``2 / t`` keep their order (not commutative)."""
+    x = fg.tensor([1.0, 2.0], requires_grad=True)
+    for y in (2 * x, 2.5 + x):
+        assert [node is not None for node, _ in y.grad_fn.next_functions] == [True, False]
+    for y in (2 - x, 2 / x):
+        assert [node is not None for node, _ in y.grad_fn.next_functions] == [False, True]
+    (2 * x + 3 / x).sum().backward()
+    np.testing.assert_allclose(x.grad.data, 2 - 3 / x.data ** 2)

@@ -105,7 +105,8 @@ def install() -> None:
               "mod": ops.remainder, "pow": ops.pow}
     for name, fn in binary.items():
         setattr(Tensor, f"__{name}__", fn)
-        setattr(Tensor, f"__r{name}__", _reflected(fn))
+        # ``2 * t`` is ``mul(t, 2)``, as torch records it (the op itself: no wrapper call); others swap back
+        setattr(Tensor, f"__r{name}__", fn if name in ("add", "mul") else _reflected(fn))
         setattr(Tensor, f"__i{name}__", _in_place(fn))
     for name, fn in {"eq": ops.eq, "ne": ops.ne, "lt": ops.lt, "le": ops.le, "gt": ops.gt, "ge": ops.ge}.items():
         setattr(Tensor, f"__{name}__", fn)
