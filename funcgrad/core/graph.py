@@ -335,19 +335,18 @@ class AccumulateGrad(Node):
         grad_outputs[0] = None  # the engine's list lets go of the buffer, so _owned can take it over
         if extra is not None and extra.hooks:
             grad = self.hooked(grad, as_tensors)
-        with _ACCUMULATING:
-            current = var._grad
-            if not var._requires_grad:  # frozen after the forward (requires_grad_(False)): no .grad, as torch
-                pass
-            elif current is None:
-                if as_tensors:
-                    var._grad = grad if type(grad) is Tensor else Tensor(grad)
+        if var._requires_grad:  # (a leaf frozen after the forward, by requires_grad_(False), gets no .grad: torch)
+            with _ACCUMULATING:
+                current = var._grad
+                if current is None:
+                    if as_tensors:
+                        var._grad = grad if type(grad) is Tensor else Tensor(grad)
+                    else:
+                        var._grad = Tensor(owned(_as_array(grad), var.data.dtype))
+                elif as_tensors or current.requires_grad:
+                    var._grad = current + grad
                 else:
-                    var._grad = Tensor(owned(_as_array(grad), var.data.dtype))
-            elif as_tensors or current.requires_grad:
-                var._grad = current + grad
-            else:
-                np.add(current.data, _as_array(grad), out=current.data, casting="unsafe")
+                    np.add(current.data, _as_array(grad), out=current.data, casting="unsafe")
         for hook in list(extra.post_acc_hooks.values()) if extra is not None and extra.post_acc_hooks else ():
             hook(var)
         return ()
