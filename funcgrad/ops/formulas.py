@@ -32,8 +32,8 @@ class Scaled:
 
     Called, it is an ordinary rule. Its node (``nodes.py``) also keeps the derivative it computed in a
     ``create_graph`` pass and multiplies by it again in later ones: nested derivatives then record
-    ``cos(x)`` once per node instead of once per node and order (a graph that grows like torch's, with
-    fewer kernels: sin and cos are NumPy's slowest elementwise functions).
+    ``cos(x)`` once per node instead of once per node and order (a graph smaller than torch's, and fewer
+    kernels: sin and cos are NumPy's slowest elementwise functions).
     """
 
     def __init__(self, derivative: Callable[..., Any]) -> None:
