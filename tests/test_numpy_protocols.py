@@ -181,6 +181,9 @@ def test_float_of_a_tensor_that_requires_grad_warns_as_torch() -> None:
         with fg.no_grad():
             assert float(x) == 2.0
         assert float(x.detach()) == 2.0 and x.item() == 2.0
+    a = np.zeros(2)
+    with pytest.warns(UserWarning, match=r"writing a Tensor into a NumPy array, a\[i\] = t, converts it so"):
+        a[0] = x * x  # (NumPy converts the Tensor with float(): the derivative is cut, and the warning says how)
 
 
 class ScipyConv2dFunction(Function):

@@ -39,7 +39,9 @@ _CUT_HINT = (" (NumPy's functions and ufuncs applied to the Tensor itself keep t
 def _warn_scalar(t: Tensor) -> None:
     if t._requires_grad and STATE.grad_enabled:  # the number has no history: say so, as torch does
         warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
-                      "Consider using tensor.detach() first.", UserWarning, stacklevel=3)
+                      "Consider using tensor.detach() first. (The number has no derivative: writing a Tensor into "
+                      "a NumPy array, a[i] = t, converts it so and cuts the gradient; build the array with "
+                      "funcgrad.numpy.array or stack, or write into a Tensor.)", UserWarning, stacklevel=3)
 
 
 def _check_grad(tensor: Tensor, grad: Any) -> None:
