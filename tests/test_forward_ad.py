@@ -15,7 +15,7 @@ from funcgrad.autograd import forward_ad as fwAD
 from funcgrad.core.structured import identity_seed
 from funcgrad.ops import jvp
 from tests.budget import examples
-from tests.check.corpus import Exp
+from tests.check.corpus import Exp, SumOneDirection
 
 X0 = np.array([0.3, -1.2, 0.8])
 
@@ -340,22 +340,6 @@ def test_forward_over_reverse_through_a_function_that_saves_its_output() -> None
     np.testing.assert_allclose(H, _hessian_reverse_over_reverse(lambda x: fg.sum(fg.exp(x * x)), x0), rtol=1e-12)
 
 
-class _SumOneDirection(Function):
-    """x.sum() with a jvp written for one tangent (torch's contract): ``t.sum()`` would sum a batch away."""
-
-    @staticmethod
-    def forward(ctx, x):
-        return x.sum()
-
-    @staticmethod
-    def backward(ctx, g):
-        return g * fg.ones_like(g)
-
-    @staticmethod
-    def jvp(ctx, t):
-        return t.sum()
-
-
 class _SplitOneDirection(Function):
     """(x[0] * x[1], x * 2) with a jvp that indexes its tangent: with a batch it raises or picks directions."""
 
@@ -378,11 +362,11 @@ class _SplitOneDirection(Function):
 def test_function_jvp_written_for_one_tangent_is_pushed_one_direction_at_a_time():
     x = np.array([0.5, -1.5])
     # a batch-losing jvp used to broadcast one tangent over every direction: a wrong Jacobian, silently
-    np.testing.assert_allclose(np.asarray(fg.func.jacfwd(lambda v: _SumOneDirection.apply(v) * v)(x)),
+    np.testing.assert_allclose(np.asarray(fg.func.jacfwd(lambda v: SumOneDirection.apply(v) * v)(x)),
                                np.full((2, 2), x[:, None]) + x.sum() * np.eye(2))
-    np.testing.assert_allclose(np.asarray(fg.func.jacfwd(_SumOneDirection.apply)(x)), [1.0, 1.0])
+    np.testing.assert_allclose(np.asarray(fg.func.jacfwd(SumOneDirection.apply)(x)), [1.0, 1.0])
     first, second = fg.func.jacfwd(_SplitOneDirection.apply)(x)
     np.testing.assert_allclose(np.asarray(first), [x[1], x[0]])
     np.testing.assert_allclose(np.asarray(second), 2 * np.eye(2))
-    _, tangent = fg.func.jvp(lambda v: _SumOneDirection.apply(v) * v, (x,), (np.array([1.0, 2.0]),))
+    _, tangent = fg.func.jvp(lambda v: SumOneDirection.apply(v) * v, (x,), (np.array([1.0, 2.0]),))
     np.testing.assert_allclose(np.asarray(tangent), 3 * x + x.sum() * np.array([1.0, 2.0]))

@@ -63,19 +63,15 @@ def run(m: Any, steps: list[tuple[str, str, str, bool]], loss_on: int) -> Any:
             target = VIEWS[view](base)
             if nested and target.ndim == 2:
                 target = target[1:]
-            if mark == "retain_before":
-                target.retain_grad()
-                retained.append(target)
-            if mark == "hook_before":
-                hooked.append([])
-                target.register_hook(hooked[-1].append)
-            OPS[op](target, y)
-            if mark == "retain_after":
-                target.retain_grad()
-                retained.append(target)
-            if mark == "hook_after":
-                hooked.append([])
-                target.register_hook(hooked[-1].append)
+            for when in ("before", "after"):
+                if mark == f"retain_{when}":
+                    target.retain_grad()
+                    retained.append(target)
+                if mark == f"hook_{when}":
+                    hooked.append([])
+                    target.register_hook(hooked[-1].append)
+                if when == "before":
+                    OPS[op](target, y)
             touched.append(target)
         out = touched[loss_on % len(touched)]
         weights = m.tensor(np.linspace(-1.0, 1.0, out.numel()).reshape(tuple(out.shape)))

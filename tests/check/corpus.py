@@ -320,6 +320,24 @@ class Log(Function):
         return g / x
 
 
+class SumOneDirection(Function):
+    """x.sum() with a jvp written for one tangent (torch's contract): ``t.sum()`` would sum a batch of tangents
+    away, so batched forward mode must push one direction at a time."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.shape = x.shape
+        return x.sum()
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * fg.ones(ctx.shape)
+
+    @staticmethod
+    def jvp(ctx, t):
+        return t.sum()
+
+
 class Sin(Function):
     @staticmethod
     def forward(ctx, x):

@@ -7,7 +7,7 @@ import pytest
 import funcgrad as fg
 from funcgrad.autograd import Function
 from funcgrad.check import GradcheckError, gradcheck, gradgradcheck
-from tests.check.corpus import Sin
+from tests.check.corpus import Sin, SumOneDirection
 
 
 class Cube(Function):
@@ -61,22 +61,6 @@ def test_neither_mode_is_an_error() -> None:
     with pytest.raises(ValueError, match="at least one"):
         gradcheck(fg.sin, (leaf(),), check_backward_ad=False)
     np.testing.assert_allclose(fg.sin(fg.zeros(1)).data, [0.0])
-
-
-class SumOneDirection(Function):
-    """x.sum() with a jvp written for one tangent (torch's contract): ``t.sum()`` loses a batch of tangents."""
-
-    @staticmethod
-    def forward(ctx, x):
-        return x.sum()
-
-    @staticmethod
-    def backward(ctx, g):
-        return g * fg.ones(2, 3)
-
-    @staticmethod
-    def jvp(ctx, t):
-        return t.sum()
 
 
 class SinRightOnlyBatched(Sin):
