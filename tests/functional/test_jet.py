@@ -251,3 +251,13 @@ def test_nth_derivative_under_jit_is_recorded_and_replays_on_new_inputs() -> Non
     np.testing.assert_allclose(compiled(x), nested(f, x, 5)[4], rtol=1e-10, atol=1e-10)
     assert all(type(p).__name__ == "_Compiled" for p in compiled.programs.values())
     np.testing.assert_allclose(compiled(x + 0.25), nested(f, x + 0.25, 5)[4], rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("r", [0, 3, 9, 12])
+def test_natural_powers_at_zero(r: int) -> None:
+    """x ** r for a natural r multiplies series (the recurrence divides by x_0): x ** 9 and x ** 12 at 0 gave
+    NaN at every order, x ** 0 too."""
+    x = np.array([0.0, -1.5, 0.5])
+    got = [nth_derivative(lambda t: t ** r, n)(x) for n in range(1, 9)]
+    expected = [math.perm(r, n) * x ** max(r - n, 0) if n <= r else 0 * x for n in range(1, 9)]
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
