@@ -128,10 +128,11 @@ def clamp_grad(g: Any, x: Any, min: Any, max: Any) -> Any:  # noqa: A002
 
 
 def clamp_bound_grad(g: Any, x: Any, bound: Any, other: Any, is_min: bool) -> Any:
-    """d clamp(x, min, max)/d bound: g where the bound is the active one (strictly), else 0."""
+    """d clamp(x, min, max)/d bound, as torch: g to min where x < min < max, to max where x > max or max < min
+    (clamp(x) = min(max(x, min), max) is then max, whatever x), else 0."""
     active = F.lt(x, bound) if is_min else F.gt(x, bound)
     if other is not None:
-        active = F.logical_and(active, F.le(bound, other) if is_min else F.ge(bound, other))
+        active = F.logical_and(active, F.lt(bound, other)) if is_min else F.logical_or(active, F.lt(bound, other))
     return F.where(active, g, 0.0)
 
 
