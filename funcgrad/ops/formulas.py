@@ -151,7 +151,8 @@ def zeros(g: Any) -> Any:
 def normalize_dims(dim: Any, ndim: int) -> tuple[int, ...]:
     """``dim`` (None, an int or a sequence, negatives allowed) as sorted non-negative axes.
 
-    A 0-d input accepts 0 and -1 as torch does, naming no axis: the result is then ``()``.
+    A 0-d input accepts 0 and -1 as torch does, naming no axis: the result is then ``()``. A dim named twice is
+    torch's RuntimeError.
     """
     if dim is None:
         return tuple(range(ndim))
@@ -166,8 +167,10 @@ def normalize_dims(dim: Any, ndim: int) -> tuple[int, ...]:
             raise IndexError(f"Dimension out of range (expected to be in range of [{-max(ndim, 1)}, "
                              f"{max(ndim, 1) - 1}], but got {d})")
         if ndim:
+            if d % ndim in out:  # torch's error (NumPy's too); summing an axis once for (0, 0) hid a typo
+                raise RuntimeError(f"dim {d % ndim} appears multiple times in the list of dims")
             out.append(d % ndim)
-    return tuple(sorted(set(out)))
+    return tuple(sorted(out))
 
 
 def one_dim(dim: Any, ndim: int) -> int:
