@@ -199,8 +199,10 @@ _A = _rng.normal(size=(3, 4))
 _NUMPY_INTEGER_CALLS = {
     "expand_dims": lambda t: np.expand_dims(t, np.int64(0)), "squeeze": lambda t: np.squeeze(t[:, None], np.int32(1)),
     "reshape": lambda t: np.reshape(t, np.int64(12)), "tile": lambda t: np.tile(t, np.int64(2)),
-    "norm": lambda t: np.linalg.norm(t, axis=np.int32(1)), "norm ord": lambda t: np.linalg.norm(t, np.int64(1), np.intp(0)),
-    "tensordot": lambda t: np.tensordot(t, t.T, np.int64(1)), "broadcast_to": lambda t: np.broadcast_to(t[0], np.int64(4)),
+    "norm": lambda t: np.linalg.norm(t, axis=np.int32(1)),
+    "norm ord": lambda t: np.linalg.norm(t, np.int64(1), np.intp(0)),
+    "tensordot": lambda t: np.tensordot(t, t.T, np.int64(1)),
+    "broadcast_to": lambda t: np.broadcast_to(t[0], np.int64(4)),
     "average": lambda t: np.average(t, axis=np.int64(1), weights=np.arange(1.0, 5.0)),
 }
 
