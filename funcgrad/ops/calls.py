@@ -49,8 +49,8 @@ def make_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
     # unary and binary ops on (x[, y]) are the hottest path: plain parameters, no packing
     if spec.params == ("x",):
         return _unary_op(spec, checked, record)
-    if spec.params == ("x", "y"):
-        return _binary_op(spec, checked, record)
+    if len(spec.params) == 2 and spec.tensor_positions == (0, 1) and not spec.sequence and not multi_output:
+        return _named(_binary_op(spec, checked, record), spec.params)  # (mul; tanh_backward(grad_output, output))
 
     def op(*args: Any, **kwargs: Any) -> Any:
         if checked and dispatch.active:
@@ -189,6 +189,14 @@ def _binary_op(spec: OpSpec, checked: bool, record: Callable[[tuple[Any, ...], A
         return result
 
     return binary
+
+
+def _named(function: Callable[..., Any], params: tuple[str, ...]) -> Callable[..., Any]:
+    """``function`` with its leading parameters renamed to ``params``, so the op takes its own keywords
+    (``tanh_backward(grad_output=g, output=y)``) with no packing of arguments on the positional path."""
+    code = function.__code__
+    function.__code__ = code.replace(co_varnames=params + code.co_varnames[len(params):])
+    return function
 
 
 def make_sequence_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
