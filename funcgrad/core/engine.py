@@ -237,7 +237,7 @@ class _GradBuffer:
         current = slots[nr]
         if current is None:
             slots[nr] = grad
-        elif (node, nr) in self.owned and current.shape == grad.shape:
+        elif (node, nr) in self.owned and type(current) is type(grad) is np.ndarray and current.shape == grad.shape:
             np.add(current, grad, out=current, casting="same_kind")
         else:
             slots[nr] = current + grad

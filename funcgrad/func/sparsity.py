@@ -214,11 +214,14 @@ class _Environment:
         if fn is np.where and len(values) == 3:  # the condition picks by value: both branches' sets, structurally
             return [_union([_broadcast(self.sets(args[i]), np.shape(values[i]), shapes[0]) for i in (1, 2)])]
         moves = (0,) if method in _MOVING_METHODS or isinstance(fn, operator.attrgetter) else _MOVES.get(fn)
-        if fn is np.pad and kwvalues.get("mode", values[2] if len(values) > 2 else "constant") \
-                not in _PAD_MODES_THAT_MOVE:
-            moves = None
+        if fn is np.pad:
+            kwvalues = {**kwvalues, "mode": kwvalues.get("mode", values[2] if len(values) > 2 else "constant")}
+            if kwvalues["mode"] not in _PAD_MODES_THAT_MOVE or kwvalues.get("reflect_type", "even") != "even":
+                moves = None  # (an odd reflection computes 2 x_edge - x: not a move)
+            elif kwvalues["mode"] == "constant":
+                kwvalues["constant_values"] = 0  # element number 0: no dependency
         if moves is not None:
-            return self._move(fn, moves, args, values, kwvalues, results)
+            return self._move(fn, moves, args, values[:2] if fn is np.pad else values, kwvalues, results)
         return self._anything(fn, args, kwargs, shapes)
 
     def _ufunc(self, fn: np.ufunc, args: list[Any], values: Sequence[Any], shape: tuple[int, ...],
@@ -282,7 +285,7 @@ class _Environment:
                 numbered[i] = number(args[i], values[i])
         if not stacked:
             return [None] * len(results)
-        moved = fn(*numbered, **({**kwvalues, "constant_values": 0} if fn is np.pad else kwvalues))
+        moved = fn(*numbered, **kwvalues)
         table = sps.vstack([_empty(1, self.n), *stacked], format="csr")
         return [sps.csr_array(table[np.asarray(m, dtype=np.int64).ravel()])
                 for m in (moved if len(results) > 1 else (moved,))]

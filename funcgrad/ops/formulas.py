@@ -72,12 +72,14 @@ def _is_unit(value: Any, like: Any) -> bool:
 
 
 def pow_base_grad(g: Any, x: Any, y: Any) -> Any:
-    """d(x**y)/dx = y * x**(y-1), conjugated; 0 where y == 0 (so 0**0 has gradient 0, as torch)."""
+    """d(x**y)/dx = y * x**(y-1), conjugated; 0 where y == 0 and x == 0 (so 0**0 has gradient 0, as torch).
+    Only there: torch masks every y == 0, which cuts the derivative in y of y * x**(y-1) (1 at y == 0), so its
+    third derivative of x**x at x = 1 is 2 where it is 3."""
     if isinstance(y, int | float) and not isinstance(y, bool):
         if y == 2:
             return g * F.conj(2 * x)  # saves the pass that x ** 1 would cost
         return g * F.conj(y * F.pow(x, y - 1)) if y != 0 else g * 0 * x
-    return F.where(F.eq(y, 0), 0.0, g * F.conj(y * F.pow(x, y - 1)))
+    return F.where(F.logical_and(F.eq(y, 0), F.eq(x, 0)), 0.0, g * F.conj(y * F.pow(x, y - 1)))
 
 
 def pow_exponent_grad(g: Any, x: Any, y: Any, out: Any) -> Any:

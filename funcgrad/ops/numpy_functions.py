@@ -10,6 +10,7 @@ naming it (``numpy_protocols``).
 """
 from __future__ import annotations
 
+import string
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,6 +30,7 @@ from funcgrad.ops.derivatives.linalg import (
     linalg_svd,
     linalg_svdvals,
 )
+from funcgrad.ops.formulas import mH
 from funcgrad.ops.linalg_norms import norm as linalg_norm
 
 __all__ = ["FUNCTIONS", "dot"]
@@ -212,11 +214,23 @@ def outer(a: Any, b: Any, out: Any = None) -> Any:
     return F.outer(_flat(a), _flat(b))
 
 
+def _from_sublists(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """NumPy's sublist form ``(op, axes, op, axes, ..., [output axes])`` as ``(subscripts, *ops)``: axis ``k``
+    is the letter ``k`` of a-zA-Z (NumPy's numbering) and ``Ellipsis`` is ``...``."""
+    def letters(axes: Any) -> str:
+        return "".join("..." if k is Ellipsis else string.ascii_letters[k] for k in axes)
+    operands, sublists = args[0:len(args) - len(args) % 2:2], args[1::2]
+    inputs = ",".join(letters(axes) for axes in sublists[:len(operands)])
+    output = "->" + letters(args[-1]) if len(args) % 2 else ""
+    return (inputs + output, *operands)
+
+
 @implements(np.einsum)
-def einsum(subscripts: str, *operands: Any, out: Any = None, optimize: Any = False, **kwargs: Any) -> Any:
-    """``np.einsum`` (explicit or implicit output; the contraction order is funcgrad's)."""
+def einsum(*operands: Any, out: Any = None, optimize: Any = False, **kwargs: Any) -> Any:
+    """``np.einsum`` with a subscripts string (explicit or implicit output) or in the sublist form
+    ``np.einsum(a, [0, 1], b, [1], [0])``; the contraction order is funcgrad's."""
     _reject("einsum", out=out, **kwargs)
-    return F.einsum(subscripts, *operands)
+    return F.einsum(*(operands if isinstance(operands[0], str) else _from_sublists(operands)))
 
 
 @implements(np.tensordot)
@@ -309,7 +323,11 @@ def moveaxis(a: Any, source: Any, destination: Any) -> Any:
 
 @implements(np.squeeze)
 def squeeze(a: Any, axis: Any = None) -> Any:
-    """``np.squeeze``."""
+    """``np.squeeze``: an ``axis`` whose length is not 1 is an error, as NumPy's (torch's squeeze keeps it)."""
+    if axis is not None:
+        shape = np.shape(_data(a))
+        if any(-len(shape) <= d < len(shape) and shape[d] != 1 for d in ((axis,) if isinstance(axis, int) else axis)):
+            raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
     return F.squeeze(a, axis)
 
 
@@ -419,6 +437,8 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     """``np.where(condition, x, y)``; ``np.where(condition)`` is ``nonzero`` (plain index arrays)."""
     if x is None and y is None:
         return np.nonzero(_data(condition))
+    if getattr(condition, "dtype", np.bool_) != np.bool_:  # NumPy reads the truth of the values: no derivative
+        condition = F.ne(condition, 0)
     return F.where(condition, x, y)
 
 
@@ -461,11 +481,18 @@ def sort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None, *, 
 
 @implements(np.take)
 def take(a: Any, indices: Any, axis: int | None = None, out: Any = None, mode: str = "raise") -> Any:
-    """``np.take``: elements at ``indices`` along ``axis`` (of the flattened array without one)."""
+    """``np.take``: elements at ``indices`` along ``axis`` (of the flattened array without one); ``mode`` 'wrap'
+    and 'clip' bring indices out of range into it, as NumPy's."""
     _reject("take", out=out)
     if axis is None:
         a, axis = _flat(a), 0
-    return a[(slice(None),) * (axis % _ndim(a)) + (indices,)]  # a Tensor of indices saved as one (version-checked)
+    axis %= _ndim(a)
+    if mode != "raise":
+        n = np.shape(_data(a))[axis]
+        if mode not in ("wrap", "clip"):
+            raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+        indices = np.mod(_data(indices), n) if mode == "wrap" else np.clip(_data(indices), 0, n - 1)
+    return a[(slice(None),) * axis + (indices,)]  # a Tensor of indices saved as one (version-checked)
 
 
 @implements(np.take_along_axis)
@@ -594,10 +621,19 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     return linalg_norm(x, ord, axis, keepdims)
 
 
+def _lower_reads(a: Any, UPLO: str) -> Any:  # noqa: N803
+    """``a`` for a kernel that reads the lower triangle: for ``UPLO='U'`` its conjugate transpose, whose lower
+    triangle holds the Hermitian matrix the upper triangle of ``a`` stands for (the plain transpose would hold
+    its conjugate)."""
+    if UPLO not in ("L", "U"):
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    return a if UPLO == "L" else mH(a)
+
+
 @implements(np.linalg.eigh)
 def eigh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
-    """``np.linalg.eigh`` (of the lower triangle's symmetric matrix, as NumPy)."""
-    return linalg_eigh(a if UPLO == "L" else F.transpose(a, -2, -1))
+    """``np.linalg.eigh`` of the Hermitian matrix the ``UPLO`` triangle stands for (as NumPy)."""
+    return linalg_eigh(_lower_reads(a, UPLO))
 
 
 @implements(np.linalg.eigvalsh)
@@ -622,16 +658,20 @@ def qr(a: Any, mode: str = "reduced") -> Any:
 
 @implements(np.linalg.cholesky)
 def cholesky(a: Any, /, *, upper: bool = False) -> Any:
-    """``np.linalg.cholesky``."""
-    L = linalg_cholesky(a)  # noqa: N806
-    return F.transpose(L, -2, -1) if upper else L
+    """``np.linalg.cholesky``: L with L L^H = a read from the lower triangle, or with ``upper=True`` U with
+    U^H U = a read from the upper triangle (the conjugate transpose of the lower factor of a^H)."""
+    return mH(linalg_cholesky(mH(a))) if upper else linalg_cholesky(a)
 
 
 @implements(np.linalg.pinv)
 def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = np._NoValue) -> Any:
-    """``np.linalg.pinv``."""
-    tol = rtol if rtol is not np._NoValue else rcond
-    return linalg_pinv(a, rtol=tol, hermitian=hermitian)
+    """``np.linalg.pinv``, with NumPy's cutoff: ``rcond`` 1e-15 (relative) unless ``rtol`` is given, ``rtol=None``
+    meaning max(m, n) * eps (torch's default)."""
+    if rcond is None:
+        rcond = 1e-15 if rtol is np._NoValue else rtol
+    elif rtol is not np._NoValue:
+        raise ValueError("`rtol` and `rcond` can't be both set.")
+    return linalg_pinv(a, rtol=rcond, hermitian=hermitian)
 
 
 @implements(np.linalg.solve)
@@ -645,8 +685,23 @@ def solve(a: Any, b: Any) -> Any:
     return linalg_solve(a, b)
 
 
-for _np_fn, _fn in ((np.linalg.inv, linalg_inv), (np.linalg.det, linalg_det), (np.linalg.slogdet, linalg_slogdet)):
-    FUNCTIONS[_np_fn] = _fn
+@implements(np.linalg.inv)
+def inv(a: Any) -> Any:
+    """``np.linalg.inv``."""
+    return linalg_inv(a)
+
+
+@implements(np.linalg.det)
+def det(a: Any) -> Any:
+    """``np.linalg.det``."""
+    return linalg_det(a)
+
+
+@implements(np.linalg.slogdet)
+def slogdet(a: Any) -> Any:
+    """``np.linalg.slogdet``: (sign, log|det|)."""
+    return linalg_slogdet(a)
+
 
 # ----- no derivative: NumPy's own results on the data -----------------------------------------------------
 _plain(np.argmax, np.argmin, np.argsort, np.nonzero, np.argwhere, np.flatnonzero, np.count_nonzero, np.any,

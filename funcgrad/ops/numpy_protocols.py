@@ -43,6 +43,25 @@ UFUNCS: dict[np.ufunc, Callable[..., Any]] = {
     np.logical_xor: F.logical_xor, np.logical_not: F.logical_not, np.isnan: F.isnan, np.isinf: F.isinf,
     np.isfinite: F.isfinite, np.conjugate: F.conj,
 }
+
+
+def _numpy_result_dtype(ufunc: np.ufunc) -> None:
+    """``UFUNCS[ufunc]`` with NumPy's result dtype, where the op's differs: ``fabs`` and ``rint`` make integers
+    floats, ``conjugate`` makes bools int8; a dtype NumPy has no loop for (``np.fabs`` of a complex, ``np.positive``
+    of a bool) raises NumPy's TypeError."""
+    op = UFUNCS[ufunc]
+
+    def call(x: Any) -> Any:
+        dtype = ufunc.resolve_dtypes((np.result_type(x.dtype), None))[-1]
+        result = op(x)
+        return result if result.dtype == dtype else F.to_copy(result, dtype)
+    call.__name__ = op.__name__
+    UFUNCS[ufunc] = call
+
+
+for _ufunc in (np.fabs, np.rint, np.conjugate, np.positive):
+    _numpy_result_dtype(_ufunc)
+
 # ufunc.reduce and ufunc.accumulate as reductions and scans: (op, NumPy's default axis is 0)
 _REDUCE = {np.add: F.sum, np.multiply: F.prod, np.maximum: F.amax, np.minimum: F.amin, np.logaddexp: F.logsumexp}
 _ACCUMULATE = {np.add: F.cumsum, np.multiply: F.cumprod}
@@ -86,6 +105,8 @@ def _ufunc_call(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: d
         _unsupported(f"np.{ufunc.__name__}.{method}", kwargs)
         (x,) = inputs
         if axis is None:
+            if method == "accumulate":
+                raise ValueError("accumulate does not allow multiple axes")
             x, axis = F.reshape(x, (-1,)), 0
         args = (axis, keepdims) if method == "reduce" else (axis,)
         if out is not None:

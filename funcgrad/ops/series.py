@@ -189,18 +189,27 @@ def sqrt(X: Series, y0: Any) -> Series:
 
 
 def power(X: Series, r: Any, y0: Any) -> Series:
-    """y = x^r for a constant r. A small natural r multiplies (exact at x_0 = 0); otherwise x y' = r y x'
-    gives y_k = (1 / (k x_0)) sum_{j=1}^{k} ((r + 1) j - k) x_j y_{k-j}."""
-    if np.ndim(r) == 0 and float(r).is_integer() and 1 <= r <= 8:
-        Y = X
-        for _ in range(int(r) - 1):
-            Y = product(Y, X)
-        return Y
+    """y = x^r for a constant r. A natural r multiplies (exact at x_0 = 0), r = 0 is the constant 1; otherwise
+    x y' = r y x' gives y_k = (1 / (k x_0)) sum_{j=1}^{k} ((r + 1) j - k) x_j y_{k-j}."""
+    if np.ndim(r) == 0 and float(r).is_integer() and r >= 0:
+        return natural_power(X, int(r)) if r else constant(y0, order(X))
     Y = _new(X, shape=X.shape[:1] + np.shape(y0))
     Y[0] = y0
     for k in range(1, len(X)):
         Y[k] = _dot(X[1: k + 1] * ((r + 1) * _ramp(1, k + 1, X.ndim) - k), Y[k - 1::-1]) / (k * X[0])
     return Y
+
+
+def natural_power(X: Series, r: int) -> Series:
+    """y = x^r for a natural r >= 1, by repeated squaring: about 2 log2(r) products."""
+    result = None
+    while True:
+        if r & 1:
+            result = X if result is None else product(result, X)
+        r >>= 1
+        if not r:
+            return result
+        X = product(X, X)
 
 
 # ----- trigonometric and hyperbolic -------------------------------------------------------------------

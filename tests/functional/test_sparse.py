@@ -178,3 +178,13 @@ def test_sparse_results_in_chunks_of_colors() -> None:
         warnings.simplefilter("error")
         J = ff.sparse_jacobian(banded, chunk_size=1)(x)
     np.testing.assert_allclose(J.toarray(), ff.jacrev(banded)(x), atol=1e-13)
+
+
+@pytest.mark.parametrize("mode", ["constant", "edge", "reflect", "wrap"])
+def test_the_pattern_of_np_pad_in_every_mode_it_moves_elements(mode: str) -> None:
+    """np.pad's pattern is found by replaying it on element numbers; only mode "constant" takes
+    constant_values (edge padding raised NumPy's "unsupported keyword arguments for mode 'edge'")."""
+    f = lambda u: np.pad(u, 2, mode=mode) ** 2  # noqa: E731
+    x = np.arange(1.0, 5.0)
+    np.testing.assert_array_equal(ff.jacobian_sparsity(f)(x).toarray(), ff.jacrev(f)(x) != 0)
+    np.testing.assert_allclose(ff.sparse_jacobian(f)(x).toarray(), ff.jacrev(f)(x))

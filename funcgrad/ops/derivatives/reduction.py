@@ -65,14 +65,15 @@ def _mean(x, dim=None, keepdim=False):
 def _var(x, dim=None, correction=1, keepdim=False):
     """Variance over ``dim`` with ``N - correction`` in the denominator (unbiased by default).
 
-    ``correction`` may also be given as torch's older ``unbiased`` flag (True = 1, False = 0).
+    ``correction`` may be fractional (as NumPy's ``ddof`` and torch's) or torch's older ``unbiased`` flag
+    (True = 1, False = 0).
     """
-    return np.var(x, axis=_dims(dim, np.ndim(x)), ddof=int(correction), keepdims=keepdim)
+    return np.var(x, axis=_dims(dim, np.ndim(x)), ddof=correction, keepdims=keepdim)
 
 
 def _std(x, dim=None, correction=1, keepdim=False):
     """Standard deviation over ``dim``: the square root of ``var``."""
-    return np.std(x, axis=_dims(dim, np.ndim(x)), ddof=int(correction), keepdims=keepdim)
+    return np.std(x, axis=_dims(dim, np.ndim(x)), ddof=correction, keepdims=keepdim)
 
 
 def _prod(x, dim=None, keepdim=False):
@@ -167,9 +168,16 @@ def _norm_order(p):
 
 
 # ----- rules longer than one line ---------------------------------------------------------------
+def _dof(shape, dim, correction):
+    """var's denominator N - correction, or 0 when correction >= N: the value is then inf (NumPy's and torch's)
+    and so is the derivative, not the finite 2 (x_i - mean) / (N - correction) of a negative denominator."""
+    n = R.count(shape, dim) - correction
+    return n if n > 0 else 0  # (this module's max is the op)
+
+
 def _var_grad(g, x, dim, correction, keepdim):
     """d var / dx_i = 2 (x_i - mean(x)) / (N - correction)."""
-    n = R.count(x.shape, dim) - int(correction)
+    n = _dof(x.shape, dim, correction)
     return R.unreduce(g, x.shape, dim, keepdim) * (x - F.mean(x, dim, True)) * np.divide(2.0, n)
 
 
@@ -281,7 +289,7 @@ def _sum_to_jvp(x_t, x, shape):
 
 def _var_jvp(x_t, x, dim, correction, keepdim):
     """d var = 2 sum_i (x_i - mean(x)) dx_i / (N - correction)."""
-    n = R.count(x.shape, dim) - int(correction)
+    n = _dof(x.shape, dim, correction)
     return R.real_reduce_jvp(x_t, (x - F.mean(x, dim, True)) * np.divide(2.0, n), dim, keepdim)
 
 

@@ -1,0 +1,195 @@
+"""NumPy's own meaning, on Tensors: options NumPy reads differently from torch (the triangle ``UPLO``/``upper``
+picks, ``squeeze``'s axis check, ``take``'s ``mode``, einsum's sublist form, result dtypes) give NumPy's value,
+and the derivatives are those of that function (gradcheck / gradgradcheck), or a clear error. Each test names
+the silently different result it once gave."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import funcgrad as fg
+from funcgrad.check import gradcheck, gradgradcheck
+from tests.budget import examples
+
+_rng = np.random.default_rng(7)
+_SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+_HERMITIAN = _SPD + 1j * np.array([[0.0, 0.3, -0.2], [-0.3, 0.0, 0.4], [0.2, -0.4, 0.0]])
+
+
+def _junk_below(a: np.ndarray) -> np.ndarray:
+    """``a`` with its strict lower triangle overwritten: what a routine reading the upper triangle ignores."""
+    return np.triu(a) + np.tril(_rng.normal(size=a.shape), -1)
+
+
+def _junk_above(a: np.ndarray) -> np.ndarray:
+    return np.tril(a) + np.triu(_rng.normal(size=a.shape), 1)
+
+
+# ----- the triangle NumPy reads ---------------------------------------------------------------------------
+@pytest.mark.parametrize("a", [_junk_below(_SPD), _HERMITIAN, _junk_below(_HERMITIAN)], ids=["real", "hermitian",
+                                                                                              "complex"])
+def test_cholesky_upper_reads_the_upper_triangle(a: np.ndarray) -> None:
+    """``np.linalg.cholesky(a, upper=True)`` is U with U^H U = a read from the upper triangle: it was the transpose
+    of the lower factor of the lower triangle (another matrix for a real ``a`` whose lower triangle is not a's
+    mirror, and U^T instead of U^H, so U^T U != a, for every complex Hermitian ``a``)."""
+    got = np.linalg.cholesky(fg.tensor(a), upper=True)
+    np.testing.assert_allclose(got.numpy(), np.linalg.cholesky(a, upper=True), rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(st.integers(1, 4), st.booleans(), st.booleans(), st.integers(0, 2**32 - 1))
+def test_the_triangle_options_equal_numpys(n: int, upper: bool, complex_: bool, seed: int) -> None:
+    """cholesky(upper=), eigh/eigvalsh(UPLO=) of a Hermitian positive-definite matrix whose other triangle is
+    noise: NumPy's factor and eigenvalues, eigenvectors equal up to phases."""
+    rng = np.random.default_rng(seed)
+    b = rng.normal(size=(n, n)) + (1j * rng.normal(size=(n, n)) if complex_ else 0)
+    h = b @ b.conj().T + n * np.eye(n)
+    a = np.triu(h) + np.tril(rng.normal(size=(n, n)), -1) if upper else np.tril(h) + np.triu(rng.normal(size=(n, n)), 1)
+    t = fg.tensor(a)
+    np.testing.assert_allclose(np.linalg.cholesky(t, upper=upper).numpy(), np.linalg.cholesky(a, upper=upper),
+                               rtol=1e-10, atol=1e-10)
+    uplo = "U" if upper else "L"
+    w, v = np.linalg.eigh(t, UPLO=uplo)
+    np.testing.assert_allclose(w.numpy(), np.linalg.eigvalsh(a, UPLO=uplo), rtol=1e-10)
+    np.testing.assert_allclose(v.numpy().conj().T @ h @ v.numpy(), np.diag(w.numpy()), atol=1e-8 * n * np.abs(h).max())
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_derivatives_live_on_the_triangle_it_reads(upper: bool) -> None:
+    a = fg.tensor(_junk_below(_SPD) if upper else _junk_above(_SPD), requires_grad=True)
+    np.linalg.cholesky(a, upper=upper).sum().backward()
+    read = np.triu(np.ones((3, 3), bool)) if upper else np.tril(np.ones((3, 3), bool))
+    assert np.all(a.grad.numpy()[~read] == 0) and np.all(a.grad.numpy()[read] != 0)
+    assert gradcheck(lambda x: np.linalg.cholesky(x, upper=upper), (a,))
+    assert gradgradcheck(lambda x: np.linalg.cholesky(x, upper=upper), (a,))
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh_of_a_complex_hermitian_matrix_is_numpys(uplo: str) -> None:
+    """``UPLO='U'`` read the transpose's lower triangle, which for a complex matrix is the conjugate: the
+    eigenvectors came out conjugated (V^H a V not diagonal)."""
+    a = _junk_below(_HERMITIAN) if uplo == "U" else _junk_above(_HERMITIAN)
+    w, v = np.linalg.eigh(fg.tensor(a), UPLO=uplo)
+    w_ref, v_ref = np.linalg.eigh(a, UPLO=uplo)
+    np.testing.assert_allclose(w.numpy(), w_ref, rtol=1e-12)
+    np.testing.assert_allclose(np.abs(v_ref.conj().T @ v.numpy()), np.eye(3), atol=1e-10)  # same up to phases
+    np.testing.assert_allclose(np.linalg.eigvalsh(fg.tensor(a), UPLO=uplo).numpy(), w_ref, rtol=1e-12)
+
+
+# ----- shapes and indices -----------------------------------------------------------------------------------
+def test_squeeze_of_an_axis_longer_than_one_raises_numpys_error() -> None:
+    """``np.squeeze(t, axis=0)`` of a (3, 4) Tensor returned it unchanged (torch's squeeze), where NumPy raises."""
+    t = fg.tensor(np.ones((3, 1, 4)), requires_grad=True)
+    for axis in (0, (1, 2), -1):
+        with pytest.raises(ValueError, match="cannot select an axis to squeeze out which has size not equal to one"):
+            np.squeeze(t, axis=axis)
+    assert np.squeeze(t, axis=(1,)).shape == (3, 4) and np.squeeze(t, axis=-2).shape == (3, 4)
+
+
+def test_einsum_in_its_sublist_form() -> None:
+    """``np.einsum(a, [0, 1], b, [1], [0])`` (operands and axis lists) ended in a RecursionError."""
+    a, b = _rng.normal(size=(3, 4)), _rng.normal(size=4)
+    c = _rng.normal(size=(2, 3, 4))
+    calls = [lambda x, y: np.einsum(x, [0, 1], y, [1], [0]), lambda x, y: np.einsum(x, [0, 1], y, [1]),
+             lambda x, y: np.einsum(x, [Ellipsis, 1], y, [1], [Ellipsis])]
+    for call in calls:
+        x, y = fg.tensor(a, requires_grad=True), fg.tensor(b, requires_grad=True)
+        np.testing.assert_allclose(call(x, y).detach().numpy(), call(a, b), rtol=1e-12)
+        assert gradcheck(call, (x, y)) and gradgradcheck(call, (x, y))
+    np.testing.assert_allclose(np.einsum(fg.tensor(c), [0, 1, 2], [2, 0]).numpy(), np.einsum(c, [0, 1, 2], [2, 0]))
+
+
+@pytest.mark.parametrize("mode", ["wrap", "clip"])
+@pytest.mark.parametrize("axis", [None, 1, -1])
+def test_take_reads_indices_out_of_range_as_its_mode_says(mode: str, axis: int | None) -> None:
+    """``np.take(t, [0, 15], mode='wrap')`` raised an IndexError: the mode was ignored."""
+    a, idx = _rng.normal(size=(3, 4)), np.array([[0, 15], [-7, 2]])
+    t = fg.tensor(a, requires_grad=True)
+    np.testing.assert_allclose(np.take(t, idx, axis=axis, mode=mode).detach().numpy(),
+                               np.take(a, idx, axis=axis, mode=mode))
+    assert gradcheck(lambda x: np.take(x, idx, axis=axis, mode=mode), (t,))
+
+
+def test_where_with_a_float_condition_reads_its_truth_as_numpy() -> None:
+    """A float condition that requires grad raised "the derivative of 'where' with respect to 'condition' is not
+    implemented" in the backward: NumPy reads it as ``condition != 0``, which has no derivative."""
+    c = fg.tensor([0.0, 2.0, -1.0], requires_grad=True)
+    x = fg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    out = np.where(c, x, c)
+    np.testing.assert_array_equal(out.detach().numpy(), np.where([0.0, 2.0, -1.0], [1.0, 2.0, 3.0], [0.0, 2.0, -1.0]))
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 1.0, 1.0])
+    np.testing.assert_array_equal(c.grad.numpy(), [1.0, 0.0, 0.0])
+
+
+# ----- values and dtypes ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("fn", [np.var, np.std])
+@pytest.mark.parametrize("ddof", [2, 3])
+def test_var_with_ddof_at_least_the_count_has_no_finite_derivative(fn: Any, ddof: int) -> None:
+    """With ``ddof >= N`` the value is inf (NumPy's and torch's), but the gradient was finite for ``ddof > N``
+    (``np.var([1., 2.], ddof=3)`` had gradient [1, -1], as if divided by N - ddof = -1): now inf/NaN, as torch."""
+    x = fg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.warns(RuntimeWarning):
+        out = fn(x, ddof=ddof)
+        assert out.item() == np.inf
+        out.backward()
+    assert not np.any(np.isfinite(x.grad.numpy()))
+
+
+@pytest.mark.parametrize("fn", [np.var, np.std])
+def test_a_fractional_ddof_is_not_truncated(fn: Any) -> None:
+    """``np.var(t, ddof=0.5)`` divided by N (ddof truncated to 0): 1.5556 for [1, 2, 4], NumPy's and torch's 1.8667."""
+    values = np.array([[1.0, 2.0, 4.0], [0.5, -1.0, 3.0]])
+    x = fg.tensor(values, requires_grad=True)
+    for ddof in (0.5, 1.5):
+        np.testing.assert_allclose(fn(x, axis=1, ddof=ddof).detach().numpy(), fn(values, axis=1, ddof=ddof))
+        assert gradcheck(lambda t, d=ddof: fn(t, axis=1, ddof=d), (x,))
+        assert gradgradcheck(lambda t, d=ddof: fn(t, axis=1, ddof=d), (x,))
+
+
+@pytest.mark.parametrize("ufunc,values", [(np.fabs, np.array([-2, 3])), (np.fabs, np.array([-2, 3], np.int8)),
+                                          (np.fabs, np.array([True, False])), (np.rint, np.array([-2, 3])),
+                                          (np.rint, np.array([1, 3], np.uint8)), (np.conjugate, np.array([True])),
+                                          (np.positive, np.array([1, 2], np.int16))])
+def test_ufuncs_give_numpys_result_dtype(ufunc: Any, values: np.ndarray) -> None:
+    """``np.fabs`` and ``np.rint`` of integers are floats in NumPy (they were integers) and ``np.conjugate`` of a
+    bool is int8 (it was bool)."""
+    expected = ufunc(values)
+    got = ufunc(fg.tensor(values))
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got.numpy(), expected)
+
+
+def test_ufuncs_without_a_loop_for_the_dtype_raise_as_numpy() -> None:
+    """``np.fabs`` of a complex Tensor was its modulus and ``np.positive`` of a bool a copy: NumPy refuses both."""
+    with pytest.raises(TypeError, match="fabs"):
+        np.fabs(fg.tensor([1.0 + 1.0j]))
+    with pytest.raises(TypeError, match="positive"):
+        np.positive(fg.tensor([True]))
+
+
+def test_pinv_drops_singular_values_below_numpys_default_cutoff() -> None:
+    """NumPy's default ``rcond`` is 1e-15; funcgrad's was torch's max(m, n) * eps, which is larger from 5 x 5 on:
+    a singular value of 1.5e-15 (times the largest) was dropped where NumPy inverts it."""
+    u, _ = np.linalg.qr(_rng.normal(size=(10, 10)))
+    a = u @ np.diag(np.r_[np.ones(9), 1.5e-15]) @ u.T
+    np.testing.assert_allclose(np.linalg.pinv(fg.tensor(a)).numpy(), np.linalg.pinv(a), rtol=1e-6)
+    np.testing.assert_allclose(np.linalg.pinv(fg.tensor(a), rtol=None).numpy(), np.linalg.pinv(a, rtol=None))
+
+
+@pytest.mark.parametrize("fn", [np.linalg.inv, np.linalg.det, np.linalg.slogdet])
+def test_linalg_functions_take_numpys_parameter_name(fn: Any) -> None:
+    a = fg.tensor(_SPD, requires_grad=True)
+    got, expected = fn(a=a), fn(_SPD)
+    for g, e in zip(*(r if isinstance(r, tuple) else (r,) for r in (got, expected)), strict=True):
+        np.testing.assert_allclose(g.detach().numpy(), e)
+
+
+def test_accumulate_over_no_axis_raises_as_numpy() -> None:
+    """``np.add.accumulate(t, axis=None)`` was the cumulative sum of the flattened Tensor; NumPy refuses it."""
+    with pytest.raises(ValueError, match="accumulate does not allow multiple axes"):
+        np.add.accumulate(fg.tensor(np.ones((2, 3)), requires_grad=True), axis=None)
