@@ -194,7 +194,7 @@ class _AnomalyLayer(dispatch.Layer):
         finally:
             STATE.running.pop()
 
-    def inplace(self, tensor: Any, op: str) -> None:
+    def inplace(self, tensor: Any, op: str, args: tuple[Any, ...] = ()) -> None:
         record_inplace(tensor, op)
 
 

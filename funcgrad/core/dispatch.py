@@ -37,8 +37,8 @@ class Layer:
         """Around one backward node run; return its input gradients."""
         return proceed(grads, as_tensors)
 
-    def inplace(self, tensor: Any, op: str) -> None:
-        """Told that ``op`` (e.g. ``"mul"`` for ``mul_``) is about to change ``tensor`` in place."""
+    def inplace(self, tensor: Any, op: str, args: tuple[Any, ...] = ()) -> None:
+        """Told that ``op`` (e.g. ``"mul"`` for ``mul_``) is about to change ``tensor`` in place, with ``args``."""
 
 
 class _ThreadLayers(threading.local):
@@ -118,10 +118,10 @@ class _Dispatch:
             proceed = partial(layer.op, spec, proceed)
         return proceed(args, kwargs)
 
-    def note_inplace(self, tensor: Any, op: str) -> None:
-        """Tell this thread's layers that ``op`` is about to change ``tensor`` in place."""
+    def note_inplace(self, tensor: Any, op: str, args: tuple[Any, ...] = ()) -> None:
+        """Tell this thread's layers that ``op`` is about to change ``tensor`` in place, with ``args``."""
         for layer in self._local.layers:
-            layer.inplace(tensor, op)
+            layer.inplace(tensor, op, args)
 
     def run_node(self, node: Any, grads: list[Any], as_tensors: bool) -> Any:
         """Run ``node.apply`` through this thread's layers (those that override ``Layer.node``: the others would

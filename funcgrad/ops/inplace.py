@@ -55,7 +55,7 @@ def inplace(self: Tensor, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> 
         check_inplace_on_view(self, args)  # a view from split, no_grad, a custom Function...: PyTorch's error
     dual = False
     if DISPATCH.active:  # anomaly mode notes the op (for a later version error); forward AD carries tangents
-        DISPATCH.note_inplace(self, fn.__name__)
+        DISPATCH.note_inplace(self, fn.__name__, args)
         dual = has_tangent(self, *args)
 
     records = STATE.grad_enabled and (self._requires_grad or any(

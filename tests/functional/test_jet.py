@@ -261,3 +261,111 @@ def test_natural_powers_at_zero(r: int) -> None:
     got = [nth_derivative(lambda t: t ** r, n)(x) for n in range(1, 9)]
     expected = [math.perm(r, n) * x ** max(r - n, 0) if n <= r else 0 * x for n in range(1, 9)]
     np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+# ----- nth_derivative is elementwise ---------------------------------------------------------------------
+@pytest.mark.parametrize("f, op", [
+    (lambda x: fg.sum(x) ** 2, "sum"),                   # gave 6.0 (d/dt (sum(x + t))^2), vmap(grad) gives 2 x
+    (lambda x: fg.cumsum(x ** 2, 0), "cumsum"),          # gave [1, 3]: column sums of the Jacobian
+    (lambda x: fg.flip(x ** 2, [0]), "flip"),            # gave [2, 1], derivatives at the other element
+    (lambda x: x + 0.5 * fg.sum(x * x), "sum"),          # one-element shaped result of a mixing op, broadcast back
+    (lambda x: fg.softmax(x, 0), "softmax"),             # nested reverse mode (no Taylor rule)
+    (lambda x: fg.lgamma(x) * fg.mean(x), "mean"),       # nested reverse mode, the mixing op first
+    (lambda x: x @ fg.tensor(np.ones((2, 2))), "matmul"),
+    (lambda x: fg.tensor(np.zeros(2)).index_put((fg.tensor(np.array([1, 0])),), x), "index_put"),
+], ids=["sum", "cumsum", "flip", "sum broadcast", "softmax", "mean (nested)", "matmul", "index_put"])
+def test_nth_derivative_refuses_a_function_that_is_not_elementwise(f: Callable[[Any], Any], op: str) -> None:
+    """vmap(grad(f)) applies f to each element alone; a derivative of an f mixing elements (pushed along x + t,
+    or nested grad of the sum) is not that, so it is an error naming the op rather than a wrong array."""
+    with pytest.raises(ValueError, match=f"the op '{op}' mixes elements of x"):
+        nth_derivative(f, 2)(np.array([0.5, 1.0]))
+    assert not DISPATCH.active
+
+
+def test_an_in_place_write_counts_as_mixing() -> None:
+    def f(x: Any) -> Any:
+        y = x * 1.0
+        y[0] = 2.0
+        return y
+
+    with pytest.raises(ValueError, match=r"the op 'index_put_ \(in place\)' mixes"):
+        nth_derivative(f, 1)(np.array([0.5, 1.0]))
+
+
+def _add_into_zeros(x: Any) -> Any:
+    y = fg.zeros(2)
+    y += x ** 2
+    return y
+
+
+def _write_a_view(x: Any) -> Any:
+    y = x * 1.0
+    y[0:1].mul_(3.0)
+    return y
+
+
+def _write_a_constant(x: Any) -> Any:
+    y = x * 1.0
+    y[0] = 5.0
+    return y
+
+
+def _read_a_written_base(x: Any) -> Any:
+    y = x * 1.0
+    view = y[0:1]
+    y.mul_(3.0)
+    return view
+
+
+@pytest.mark.parametrize("f, op, expected", [
+    (_add_into_zeros, "add_", [[1.0, 2.0], [2.0, 2.0]]),       # gave zeros: the series of y stayed none
+    (_write_a_view, "mul_", [[3.0, 1.0], [0.0, 0.0]]),         # gave [1, 1]: the base kept its series
+    (_write_a_constant, "index_put_", [[0.0, 1.0], [0.0, 0.0]]),  # gave [1, 1]
+    (_read_a_written_base, "mul_", [[3.0], [0.0]]),            # gave [1]: the view kept its series
+], ids=["add into zeros", "write a view", "write a constant", "read a written base"])
+def test_jet_refuses_in_place_writes_of_values_with_a_series(f: Callable[[Any], Any], op: str,
+                                                             expected: list[list[float]]) -> None:
+    """A write into memory is not an op result the jet layer can give a series to: an error naming the op (the
+    state intact), and derivatives built on jet take nested reverse mode, which follows writes."""
+    x, v = np.array([0.5, 1.0]), np.ones(2)
+    with pytest.raises(NoTaylorRule, match=f"in-place op '{op}'"):
+        jet(f, (x,), ((v, 0 * v),))
+    assert not DISPATCH.active
+    for n in (1, 2):
+        np.testing.assert_allclose(directional_derivative(f, n)(x, v), expected[n - 1])
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: fg.where(x > 0.7, x ** 3, fg.sin(x)) * fg.tensor(np.array([2.0, 3.0, 4.0])),  # constant factor
+    lambda x: fg.clamp(fg.exp(x), 1.0, 2.0) + fg.tensor(1.5) * x.reshape(3),              # same-shape reshape
+    lambda x: fg.maximum(x, 0.8) ** 2 / (1 + fg.abs(x)),
+], ids=["where", "clamp, reshape", "maximum, abs"])
+def test_elementwise_functions_pass_on_both_paths(f: Callable[[Any], Any]) -> None:
+    x = np.array([0.5, 0.75, 1.0])
+    expected = nested(f, x, 3)
+    for n in (1, 2, 3):
+        np.testing.assert_allclose(nth_derivative(f, n)(x), expected[n - 1], rtol=1e-12, atol=1e-12)
+        lgamma_f = lambda t: f(t) + 0 * fg.lgamma(t + 2)  # noqa: E731  (no Taylor rule: nested reverse mode)
+        np.testing.assert_allclose(nth_derivative(lgamma_f, n)(x), expected[n - 1], rtol=1e-12, atol=1e-12)
+
+
+def test_one_element_and_constant_functions() -> None:
+    """A one-element x has nothing to mix: any f of it works, its result in x's shape; a constant f has
+    zero derivatives in x's shape."""
+    np.testing.assert_allclose(nth_derivative(lambda x: fg.sum(fg.stack([x, x ** 3])), 2)(np.array([2.0])), [12.0])
+    np.testing.assert_array_equal(nth_derivative(lambda x: fg.ones(3), 2)(np.ones(3)), np.zeros(3))
+    with pytest.raises(ValueError, match="one value per element of x"):
+        nth_derivative(lambda x: fg.stack([x, x]), 1)(np.array(0.5))
+
+
+def test_directional_derivatives_of_a_pytree_result() -> None:
+    """A tuple result gave one array of zeros shaped (2, 2); now each leaf has its derivative, on both paths."""
+    x, v = np.array([0.5, 1.0]), np.array([1.0, -2.0])
+    for extra in (lambda t: 0.0, lambda t: 0 * fg.sum(fg.lgamma(t + 2))):
+        def f(t: Any, extra: Callable[[Any], Any] = extra) -> Any:
+            return {"sin": fg.sin(t) + extra(t), "pair": (fg.sum(t ** 3), 2.0)}
+
+        got = directional_derivative(f, 3)(x, v)
+        np.testing.assert_allclose(got["sin"], -np.cos(x) * v ** 3, rtol=1e-12)
+        np.testing.assert_allclose(got["pair"][0], np.sum(6 * v ** 3), rtol=1e-12)
+        np.testing.assert_array_equal(got["pair"][1], 0.0)
