@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import funcgrad as fg
+import funcgrad.numpy as fnp
 from funcgrad.check import gradcheck, gradgradcheck
 from tests.budget import examples
 
@@ -230,3 +231,18 @@ def test_axes_out_of_range_or_repeated_raise() -> None:
     with pytest.raises(RuntimeError, match="dim 1 appears multiple times in the list of dims"):
         fg.amax(t, (1, 1))
     assert np.expand_dims(t, (-1, 0)).shape == np.expand_dims(_A, (-1, 0)).shape == (1, 3, 4, 1)
+
+
+def test_funcgrad_numpy_array_takes_ndmin() -> None:
+    """``funcgrad.numpy.array([x[0], x[1]], ndmin=2)`` had shape (2,): ``ndmin`` was dropped for Tensors."""
+    x = fg.tensor([1.0, 2.0], requires_grad=True)
+    for data, ndmin in (([x[0], x[1]], 2), (x, 3), (x[0], 1), (x, 1)):
+        got = fnp.array(data, ndmin=ndmin)
+        assert got.shape == np.array(np.array(data.detach().numpy() if isinstance(data, fg.Tensor) else
+                                              [d.detach().numpy() for d in data]), ndmin=ndmin).shape
+    copied = fnp.array(x, ndmin=2)
+    with fg.no_grad():
+        copied[0, 0] = 5.0
+    assert x[0].item() == 1.0  # a copy, as NumPy's (copy=True), not a view of x
+    fg.autograd.backward(fnp.array(x, ndmin=2, dtype=np.float32).sum())
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0])
