@@ -17,6 +17,7 @@ from funcgrad.core.grad_mode import STATE
 from funcgrad.core.graph import (
     AT_VERSION_0,
     NO_EDGE,
+    SHAPES,
     UNCHECKED_PAIR,
     Node,
     SavedOutput,
@@ -49,8 +50,8 @@ def make_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
     # unary and binary ops on (x[, y]) are the hottest path: plain parameters, no packing
     if spec.params == ("x",):
         return _unary_op(spec, checked, record)
-    if spec.params == ("x", "y"):
-        return _binary_op(spec, checked, record)
+    if len(spec.params) == 2 and spec.tensor_positions == (0, 1) and not spec.sequence and not multi_output:
+        return _named(_binary_op(spec, checked, record), spec.params)  # (mul; tanh_backward(grad_output, output))
 
     def op(*args: Any, **kwargs: Any) -> Any:
         if checked and dispatch.active:
@@ -90,6 +91,7 @@ def _unary_op(spec: OpSpec, checked: bool, record: Callable[[tuple[Any, ...], An
     inline = saves_input or saves_output or not spec.saved_positions
     new = object.__new__
     ndarray = np.ndarray
+    shapes = SHAPES.setdefault
 
     def unary(x: Any) -> Any:
         if checked and dispatch.active:
@@ -105,7 +107,10 @@ def _unary_op(spec: OpSpec, checked: bool, record: Callable[[tuple[Any, ...], An
         node = new(node_class)
         node.sequence_nr = next_sequence_nr()
         node._hooks = None
-        node._edges = (edge_to(x),)
+        shape = data.shape  # (edge_to, inline)
+        fn = x.grad_fn
+        node._edges = ((fn, x.output_nr, shapes(shape, shape), data.dtype) if fn is not None
+                       else (x._accumulator(), 0, shapes(shape, shape), data.dtype),)
         result = new(Tensor)
         result.data = out
         result._requires_grad = True
@@ -141,7 +146,7 @@ def _binary_op(spec: OpSpec, checked: bool, record: Callable[[tuple[Any, ...], A
     crosswise = plan == ((1, 0b01, True), (0, 0b10, True))  # x's rule reads y, y's rule reads x
     new = object.__new__
     ndarray = np.ndarray
-    from_node = Tensor._from_node
+    shapes = SHAPES.setdefault
 
     def binary(x: Any, y: Any) -> Any:
         if checked and dispatch.active:
@@ -149,32 +154,54 @@ def _binary_op(spec: OpSpec, checked: bool, record: Callable[[tuple[Any, ...], A
         if isinstance(x, Tensor):
             if isinstance(y, Tensor):
                 out = kernel(x.data, y.data)
-                requires_grad = x._requires_grad or y._requires_grad
+                grad_x, grad_y = x._requires_grad, y._requires_grad
             else:
                 out = kernel(x.data, y)
-                requires_grad = x._requires_grad
+                grad_x, grad_y = x._requires_grad, False
         elif isinstance(y, Tensor):
             out = kernel(x, y.data)
-            requires_grad = y._requires_grad
+            grad_x, grad_y = False, y._requires_grad
         else:
             return kernel(x, y)
-        if not (requires_grad and differentiable and STATE.grad_enabled):
+        if not ((grad_x or grad_y) and differentiable and STATE.grad_enabled):
             return wrap(out)
         if type(out) is not ndarray or out.dtype.kind != "f":
             return record((x, y), out)
         node = new(node_class)
         node.sequence_nr = next_sequence_nr()
         node._hooks = None
-        edge_x = edge_to(x) if isinstance(x, Tensor) and x._requires_grad else NO_EDGE
-        edge_y = edge_to(y) if isinstance(y, Tensor) and y._requires_grad else NO_EDGE
+        # the edges (edge_to, inline: a call each costs a tenth of the recording)
+        if grad_x:
+            data = x.data
+            shape = data.shape
+            dtype_x = data.dtype
+            fn = x.grad_fn
+            edge_x = ((fn, x.output_nr, shapes(shape, shape), dtype_x) if fn is not None
+                      else (x._accumulator(), 0, shapes(shape, shape), dtype_x))
+        else:
+            edge_x, dtype_x = NO_EDGE, None
+        if grad_y:
+            data = y.data
+            shape = data.shape
+            dtype_y = data.dtype
+            fn = y.grad_fn
+            edge_y = ((fn, y.output_nr, shapes(shape, shape), dtype_y) if fn is not None
+                      else (y._accumulator(), 0, shapes(shape, shape), dtype_y))
+        else:
+            edge_y, dtype_y = NO_EDGE, None
         node._edges = (edge_x, edge_y)
-        if real_only and (edge_x[3] is not None and edge_x[3].kind == "c"
-                          or edge_y[3] is not None and edge_y[3].kind == "c"):
+        if real_only and (dtype_x is not None and dtype_x.kind == "c" or dtype_y is not None and dtype_y.kind == "c"):
             refuse_complex(spec, (x, y), out)
-        result = from_node(out, node, 0, counter := [0])
+        result = new(Tensor)  # (Tensor._from_node, inline)
+        result.data = out
+        result._requires_grad = True
+        result._grad = result._extra = None
+        result.grad_fn = node
+        result.output_nr = 0
+        result._version_counter = counter = [0]
         if crosswise:
-            for_x = y if edge_x is not NO_EDGE else None
-            for_y = x if edge_y is not NO_EDGE else None
+            for_x = y if grad_x else None
+            for_y = x if grad_y else None
             node._saved = (for_x, for_y)
             version_x = (for_x._version_counter[0] if isinstance(for_x, Tensor) else
                          None if for_x is None or for_x.__class__ is float else _version(for_x))
@@ -184,11 +211,19 @@ def _binary_op(spec: OpSpec, checked: bool, record: Callable[[tuple[Any, ...], A
         elif not plan:
             node._saved = node._versions = ()
         else:  # (div, pow...: the general saving, still without the recorder's call)
-            needing = (edge_x is not NO_EDGE) | (edge_y is not NO_EDGE) << 1
+            needing = grad_x | grad_y << 1
             node._saved, node._versions = _saved(plan, (x, y), needing, out, counter)
         return result
 
     return binary
+
+
+def _named(function: Callable[..., Any], params: tuple[str, ...]) -> Callable[..., Any]:
+    """``function`` with its leading parameters renamed to ``params``, so the op takes its own keywords
+    (``tanh_backward(grad_output=g, output=y)``) with no packing of arguments on the positional path."""
+    code = function.__code__
+    function.__code__ = code.replace(co_varnames=params + code.co_varnames[len(params):])
+    return function
 
 
 def make_sequence_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:

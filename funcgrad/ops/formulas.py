@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 import funcgrad.ops as F
+from funcgrad.core.dispatch import DISPATCH
 from funcgrad.core.structured import Structured
 from funcgrad.core.tensor import Tensor
 from funcgrad.ops import kernels as K
@@ -49,6 +50,25 @@ class Scaled:
     def scale(g: Any, derivative: Any) -> Any:
         """``g`` times the conjugate of the local derivative (PyTorch's convention for complex values)."""
         return g * F.conj(derivative)
+
+
+def times_conj(g: Any, y: Any) -> Any:
+    """``g * conj(y)``, the chain rule through a product ``x * y``. When ``y`` is a Tensor constant holding a single
+    1 (0-d, or broadcast from one: the implicit seed of a ``grad`` call as a sum's rule spreads it), ``g`` itself:
+    the products a ``create_graph`` pass records with its seed then cost the next pass no multiplication, as an
+    add's rule passes ``g`` on. (A constant only: a ``y`` requiring grad would lose its own derivative.)"""
+    if (y.__class__ is Tensor and not y._requires_grad and g.__class__ is Tensor and not DISPATCH.active
+            and _is_unit(y.data, g.data)):
+        return g
+    return g * F.conj(y)
+
+
+def _is_unit(value: Any, like: Any) -> bool:
+    """Whether ``value`` (an array) is a single 1 repeated, of ``like``'s dtype and a shape that broadcasts to no
+    larger than ``like``'s: multiplying ``like`` by it changes nothing."""
+    return (type(value) is np.ndarray and type(like) is np.ndarray and value.dtype == like.dtype
+            and not any(value.strides) and (not value.ndim or value.shape == like.shape) and value.size > 0
+            and value.item(0) == 1)
 
 
 def pow_base_grad(g: Any, x: Any, y: Any) -> Any:

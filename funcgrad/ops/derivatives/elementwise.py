@@ -39,7 +39,7 @@ LN2, LN10, TWO_OVER_SQRT_PI = math.log(2.0), math.log(10.0), 2.0 / math.sqrt(mat
 # ----- arithmetic -----------------------------------------------------------------------------
 add       = defop("add",       np.add,         x=lambda g: g,         y=lambda g: g,  jvp=ELEMENTWISE)
 sub       = defop("sub",       np.subtract,    x=lambda g: g,         y=lambda g: -g, jvp=ELEMENTWISE)
-mul       = defop("mul",       np.multiply,    x=lambda g, y: g * F.conj(y), y=lambda g, x: g * F.conj(x), jvp=ELEMENTWISE)
+mul       = defop("mul",       np.multiply,    x=lambda g, y: R.times_conj(g, y), y=lambda g, x: R.times_conj(g, x), jvp=ELEMENTWISE)
 div       = defop("div",       np.true_divide, x=lambda g, y: g / F.conj(y), y=lambda g, out, y: -g * F.conj(out / y), jvp=ELEMENTWISE)
 neg       = defop("neg",       np.negative,    x=lambda g: -g,        jvp=ELEMENTWISE)
 pow       = defop("pow",       np.power,       x=R.pow_base_grad,     y=R.pow_exponent_grad, jvp=ELEMENTWISE)
@@ -78,7 +78,7 @@ tanh  = defop("tanh",  np.tanh,    x=lambda g, out: F.tanh_backward(g, out),    
 # its partial in y is antiholomorphic (conj(y)), so its complex VJP and JVP conjugate as written
 tanh_backward = defop("tanh_backward", K.tanh_backward,
                       grad_output=lambda g, output: F.tanh_backward(g, F.conj(output)),
-                      output=lambda g, grad_output, output: -2 * F.conj(g * F.conj(grad_output) * output),
+                      output=lambda g, grad_output, output: -2 * F.conj(R.times_conj(g, grad_output) * output),
                       jvp=lambda grad_output_t, output_t, grad_output, output, out:
                           R.backward_jvp(F.tanh_backward, -2 * output, grad_output_t, output_t, grad_output, output, out))
 asinh = defop("asinh", np.arcsinh, x=R.Scaled(lambda x: F.rsqrt(F.square(x) + 1)),       jvp=ELEMENTWISE)
@@ -91,7 +91,7 @@ sigmoid = defop("sigmoid", K.sigmoid, x=lambda g, out: F.sigmoid_backward(g, out
 # a subtraction from a scalar to a neg node
 sigmoid_backward = defop("sigmoid_backward", K.sigmoid_backward,
                          grad_output=lambda g, output: F.sigmoid_backward(g, F.conj(output)),
-                         output=lambda g, grad_output, output: F.conj(g * F.conj(grad_output) * (-2 * output + 1)),
+                         output=lambda g, grad_output, output: F.conj(R.times_conj(g, grad_output) * (-2 * output + 1)),
                          jvp=lambda grad_output_t, output_t, grad_output, output, out:
                              R.backward_jvp(F.sigmoid_backward, -2 * output + 1, grad_output_t, output_t, grad_output, output,
                                             out))
