@@ -193,3 +193,40 @@ def test_accumulate_over_no_axis_raises_as_numpy() -> None:
     """``np.add.accumulate(t, axis=None)`` was the cumulative sum of the flattened Tensor; NumPy refuses it."""
     with pytest.raises(ValueError, match="accumulate does not allow multiple axes"):
         np.add.accumulate(fg.tensor(np.ones((2, 3)), requires_grad=True), axis=None)
+
+
+_A = _rng.normal(size=(3, 4))
+_NUMPY_INTEGER_CALLS = {
+    "expand_dims": lambda t: np.expand_dims(t, np.int64(0)), "squeeze": lambda t: np.squeeze(t[:, None], np.int32(1)),
+    "reshape": lambda t: np.reshape(t, np.int64(12)), "tile": lambda t: np.tile(t, np.int64(2)),
+    "norm": lambda t: np.linalg.norm(t, axis=np.int32(1)),
+    "norm ord": lambda t: np.linalg.norm(t, np.int64(1), np.intp(0)),
+    "tensordot": lambda t: np.tensordot(t, t.T, np.int64(1)),
+    "broadcast_to": lambda t: np.broadcast_to(t[0], np.int64(4)),
+    "average": lambda t: np.average(t, axis=np.int64(1), weights=np.arange(1.0, 5.0)),
+}
+
+
+@pytest.mark.parametrize("name", list(_NUMPY_INTEGER_CALLS))
+def test_numpy_integers_as_axes_and_sizes(name: str) -> None:
+    """Axes and sizes that are NumPy integers (``np.argmax(...)``, ``a.shape`` of an array, ...) raised a TypeError
+    ("'numpy.int64' object is not iterable") or an IndexError in these functions."""
+    call = _NUMPY_INTEGER_CALLS[name]
+    t = fg.tensor(_A, requires_grad=True)
+    np.testing.assert_allclose(call(t).detach().numpy(), call(_A))
+    assert gradcheck(call, (t,))
+
+
+def test_axes_out_of_range_or_repeated_raise() -> None:
+    """``np.expand_dims`` of a 2-D Tensor at axis 3 gave shape (1, 3, 4) (the axis wrapped around) and at (0, 0) a
+    4-D Tensor; ``np.sum(t, axis=(0, 0))`` summed axis 0 once. NumPy and torch raise."""
+    t = fg.tensor(_A, requires_grad=True)
+    with pytest.raises(np.exceptions.AxisError):
+        np.expand_dims(t, 3)
+    with pytest.raises(ValueError, match="repeated axis"):
+        np.expand_dims(t, (0, 0))
+    with pytest.raises(RuntimeError, match="dim 0 appears multiple times in the list of dims"):
+        np.sum(t, axis=(0, -2))
+    with pytest.raises(RuntimeError, match="dim 1 appears multiple times in the list of dims"):
+        fg.amax(t, (1, 1))
+    assert np.expand_dims(t, (-1, 0)).shape == np.expand_dims(_A, (-1, 0)).shape == (1, 3, 4, 1)

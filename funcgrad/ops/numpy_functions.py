@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
 
 import funcgrad.ops as F
 from funcgrad.core.tensor import Tensor
@@ -155,7 +156,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
         count = np.size(_data(a)) // max(np.size(_data(avg)), 1)
         return (avg, np.full(np.shape(_data(avg)), float(count))) if returned else avg
     if _ndim(weights) == 1 and _ndim(a) > 1:
-        if axis is None or not isinstance(axis, int):
+        if axis is None or not isinstance(axis, int | np.integer):
             raise TypeError("np.average: 1-D weights need an integer axis when a is not 1-D")
         shape = [1] * _ndim(a)
         shape[axis] = -1
@@ -236,7 +237,7 @@ def einsum(*operands: Any, out: Any = None, optimize: Any = False, **kwargs: Any
 @implements(np.tensordot)
 def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
     """``np.tensordot``."""
-    return F.tensordot(a, b, axes if isinstance(axes, int) else ([*np.atleast_1d(axes[0])],
+    return F.tensordot(a, b, int(axes) if isinstance(axes, int | np.integer) else ([*np.atleast_1d(axes[0])],
                                                                   [*np.atleast_1d(axes[1])]))
 
 
@@ -293,7 +294,7 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
     """``np.reshape``."""
     _check_order("reshape", order)
     shape = newshape if shape is None else shape
-    return F.reshape(a, (shape,) if isinstance(shape, int) else tuple(shape))
+    return F.reshape(a, (int(shape),) if isinstance(shape, int | np.integer) else tuple(shape))
 
 
 @implements(np.ravel)
@@ -326,7 +327,8 @@ def squeeze(a: Any, axis: Any = None) -> Any:
     """``np.squeeze``: an ``axis`` whose length is not 1 is an error, as NumPy's (torch's squeeze keeps it)."""
     if axis is not None:
         shape = np.shape(_data(a))
-        if any(-len(shape) <= d < len(shape) and shape[d] != 1 for d in ((axis,) if isinstance(axis, int) else axis)):
+        axis = normalize_axis_tuple(axis, len(shape))
+        if any(shape[d] != 1 for d in axis):
             raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
     return F.squeeze(a, axis)
 
@@ -334,9 +336,8 @@ def squeeze(a: Any, axis: Any = None) -> Any:
 @implements(np.expand_dims)
 def expand_dims(a: Any, axis: Any) -> Any:
     """``np.expand_dims`` (several axes at once given a tuple)."""
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    n = _ndim(a) + len(axes)
-    for ax in sorted(d % n for d in axes):
+    n = _ndim(a) + (1 if isinstance(axis, int | np.integer) else len(axis))
+    for ax in sorted(normalize_axis_tuple(axis, n)):  # NumPy's checks: in range, not repeated
         a = F.unsqueeze(a, ax)
     return a
 
@@ -344,7 +345,7 @@ def expand_dims(a: Any, axis: Any) -> Any:
 @implements(np.broadcast_to)
 def broadcast_to(array: Any, shape: Any, subok: bool = False) -> Any:
     """``np.broadcast_to`` (no -1 for a kept size, as NumPy: that is torch's spelling)."""
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    shape = (int(shape),) if isinstance(shape, int | np.integer) else tuple(shape)
     if any(n < 0 for n in shape):
         raise ValueError("all elements of broadcast shape must be non-negative")
     return F.broadcast_to(array, shape)
@@ -521,7 +522,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
 @implements(np.tile)
 def tile(A: Any, reps: Any) -> Any:  # noqa: N803
     """``np.tile``."""
-    return F.tile(A, (reps,) if isinstance(reps, int) else tuple(reps))
+    return F.tile(A, (int(reps),) if isinstance(reps, int | np.integer) else tuple(reps))
 
 
 @implements(np.repeat)
