@@ -100,6 +100,13 @@ class _JetLayer(dispatch.Layer):
                                "with create_graph=True)")
 
 
+    def converted(self, tensor: Any) -> None:
+        if self.entry(tensor)[0] is not None:
+            raise NoTaylorRule("jet: a value with a Taylor series is read as a plain NumPy array (np.asarray, "
+                               "np.array or .numpy()), which would make it a constant along the curve; keep it a "
+                               "Tensor (NumPy's functions take Tensors), or use nested reverse mode")
+
+
 def _aliases(tensor: Tensor) -> list[Tensor]:
     """``tensor``, its base and the live views of the base: what an in-place write into ``tensor`` changes."""
     base = tensor._base if tensor._base is not None else tensor

@@ -407,3 +407,18 @@ def test_a_float32_argument_gives_float32_derivatives_and_lists_are_arrays() -> 
         assert got.dtype == np.float32
     np.testing.assert_allclose(nth_derivative(fg.sin, 2)(x), -np.sin(x), rtol=1e-6)
     np.testing.assert_allclose(nth_derivative(fg.sin, 1)([0.5, 1.0]), np.cos([0.5, 1.0]))
+
+
+def test_a_value_with_a_series_read_as_a_plain_array_is_an_error() -> None:
+    """np.asarray(x) or x.numpy() inside jet made x a constant along the curve (zero series, silently); now
+    NoTaylorRule names it, and nth_derivative's nested reverse mode raises torch's "Can't call numpy()"."""
+    x, v = np.array([0.5, 1.0]), np.ones(2)
+    for f in (lambda t: np.sin(np.asarray(t)), lambda t: fg.sin(fg.tensor(t.numpy())) * t):
+        with pytest.raises(NoTaylorRule, match="read as a plain NumPy array"):
+            jet(f, (x,), ((v,),))
+        with pytest.raises(RuntimeError, match="Can't call numpy"):
+            nth_derivative(f, 1)(x)
+    assert not DISPATCH.active
+    # values without a series (constants, NumPy's plain results of comparisons and arg-functions) are fine
+    _, (term,) = jet(lambda t: t * np.argmax(t) + np.asarray(fg.ones(2)) * np.isclose(t, 1.0), (x,), ((v,),))
+    np.testing.assert_array_equal(term, [1.0, 1.0])
