@@ -129,13 +129,16 @@ class KeptSaved(tuple):  # type: ignore[type-arg]
 def keep_saved(result: Tensor, since: int) -> None:
     """Make the nodes of ``result``'s history created from sequence number ``since`` on keep their saved values."""
     stack = [result.grad_fn]
+    pop, push = stack.pop, stack.append
     while stack:
-        node = stack.pop()
+        node = pop()
         if node is None or node.sequence_nr < since:
             continue
-        if node._saved.__class__ is tuple and node._saved:
-            node._saved = KeptSaved(node._saved)
-        stack.extend(edge[0] for edge in node._edges)
+        saved = node._saved
+        if saved.__class__ is tuple and saved:
+            node._saved = KeptSaved(saved)
+        for edge in node._edges:
+            push(edge[0])
 
 
 class SavedOutput:

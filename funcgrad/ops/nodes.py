@@ -187,12 +187,14 @@ def _unchanged_pair(values: Any, versions: Any, as_tensors: bool) -> tuple[Any, 
 
 
 def _call(rule: Any, g: Any, values: Any, read: tuple[int, ...]) -> Any:
-    """``rule(g, *the saved values it reads)``, without building a list for one or two of them."""
+    """``rule(g, *the saved values it reads)``, without building a list for up to three of them."""
     n = len(read)
     if n == 1:
         return rule(g, values[read[0]])
     if n == 2:
         return rule(g, values[read[0]], values[read[1]])
+    if n == 3:  # (sum's shape, dim, keepdim)
+        return rule(g, values[read[0]], values[read[1]], values[read[2]])
     return rule(g, *[values[i] for i in read]) if n else rule(g)
 
 
