@@ -31,6 +31,11 @@ CASES: dict[str, tuple[Callable[..., Any], list[list[float]], list[list[float]]]
     "vector_norm(ord=3) at 0": (lambda m, x: m.linalg.vector_norm(x, ord=3), [[0.0, 0.0]], [[0.0, 0.0]]),
     "norm(p=0.5) at 0": (lambda m, x: m.norm(x, 0.5), [[0.0, 0.0]], [[0.0, 0.0]]),
     "clamp'(nan) = 0": (lambda m, x: m.clamp(x, 0.0, 1.0), [[nan, 0.0, 1.0]], [[0.0, 1.0, 1.0]]),
+    "clamp with tensor bounds, min >= max": (lambda m, x, lo, hi: m.clamp(x, lo, hi),
+                                             [[0.3, -0.7, 0.45, 0.2, 0.1, 0.9], [-0.5, -0.5, 0.5, 0.2, 0.5, 0.5],
+                                              [-0.9, -0.9, 0.4, 0.2, 0.5, 0.5]],
+                                             [[0.0, 0.0, 0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+                                              [1.0, 1.0, 1.0, 0.0, 0.0, 1.0]]),  # max's was 0 where max < min
     "logaddexp at inf": (lambda m, x, y: m.logaddexp(x, y), [[np.inf, -np.inf, 0.0], [0.0, 0.0, np.inf]],
                          [[1.0, 0.0, 0.0], [0.0, 1.0, 1.0]]),  # was nan: exp(x - out) = exp(inf - inf)
 }

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import funcgrad as fg
+import funcgrad.numpy as fnp
 from funcgrad.check import gradcheck, gradgradcheck
 from tests.budget import examples
 
@@ -193,3 +194,105 @@ def test_accumulate_over_no_axis_raises_as_numpy() -> None:
     """``np.add.accumulate(t, axis=None)`` was the cumulative sum of the flattened Tensor; NumPy refuses it."""
     with pytest.raises(ValueError, match="accumulate does not allow multiple axes"):
         np.add.accumulate(fg.tensor(np.ones((2, 3)), requires_grad=True), axis=None)
+
+
+_A = _rng.normal(size=(3, 4))
+_NUMPY_INTEGER_CALLS = {
+    "expand_dims": lambda t: np.expand_dims(t, np.int64(0)), "squeeze": lambda t: np.squeeze(t[:, None], np.int32(1)),
+    "reshape": lambda t: np.reshape(t, np.int64(12)), "tile": lambda t: np.tile(t, np.int64(2)),
+    "norm": lambda t: np.linalg.norm(t, axis=np.int32(1)),
+    "norm ord": lambda t: np.linalg.norm(t, np.int64(1), np.intp(0)),
+    "tensordot": lambda t: np.tensordot(t, t.T, np.int64(1)),
+    "broadcast_to": lambda t: np.broadcast_to(t[0], np.int64(4)),
+    "average": lambda t: np.average(t, axis=np.int64(1), weights=np.arange(1.0, 5.0)),
+}
+
+
+@pytest.mark.parametrize("name", list(_NUMPY_INTEGER_CALLS))
+def test_numpy_integers_as_axes_and_sizes(name: str) -> None:
+    """Axes and sizes that are NumPy integers (``np.argmax(...)``, ``a.shape`` of an array, ...) raised a TypeError
+    ("'numpy.int64' object is not iterable") or an IndexError in these functions."""
+    call = _NUMPY_INTEGER_CALLS[name]
+    t = fg.tensor(_A, requires_grad=True)
+    np.testing.assert_allclose(call(t).detach().numpy(), call(_A))
+    assert gradcheck(call, (t,))
+
+
+def test_axes_out_of_range_or_repeated_raise() -> None:
+    """``np.expand_dims`` of a 2-D Tensor at axis 3 gave shape (1, 3, 4) (the axis wrapped around) and at (0, 0) a
+    4-D Tensor; ``np.sum(t, axis=(0, 0))`` summed axis 0 once. NumPy and torch raise."""
+    t = fg.tensor(_A, requires_grad=True)
+    with pytest.raises(np.exceptions.AxisError):
+        np.expand_dims(t, 3)
+    with pytest.raises(ValueError, match="repeated axis"):
+        np.expand_dims(t, (0, 0))
+    with pytest.raises(RuntimeError, match="dim 0 appears multiple times in the list of dims"):
+        np.sum(t, axis=(0, -2))
+    with pytest.raises(RuntimeError, match="dim 1 appears multiple times in the list of dims"):
+        fg.amax(t, (1, 1))
+    assert np.expand_dims(t, (-1, 0)).shape == np.expand_dims(_A, (-1, 0)).shape == (1, 3, 4, 1)
+
+
+def test_funcgrad_numpy_array_takes_ndmin() -> None:
+    """``funcgrad.numpy.array([x[0], x[1]], ndmin=2)`` had shape (2,): ``ndmin`` was dropped for Tensors."""
+    x = fg.tensor([1.0, 2.0], requires_grad=True)
+    for data, ndmin in (([x[0], x[1]], 2), (x, 3), (x[0], 1), (x, 1)):
+        got = fnp.array(data, ndmin=ndmin)
+        assert got.shape == np.array(np.array(data.detach().numpy() if isinstance(data, fg.Tensor) else
+                                              [d.detach().numpy() for d in data]), ndmin=ndmin).shape
+    copied = fnp.array(x, ndmin=2)
+    with fg.no_grad():
+        copied[0, 0] = 5.0
+    assert x[0].item() == 1.0  # a copy, as NumPy's (copy=True), not a view of x
+    fg.autograd.backward(fnp.array(x, ndmin=2, dtype=np.float32).sum())
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0])
+
+
+# ----- arguments NumPy checks -------------------------------------------------------------------------------
+@pytest.mark.parametrize("indices", [[3, 1], [2, 9], [4, 2, 3], [-2, 1], [0, 0, 5]])
+def test_split_at_indices_out_of_order_gives_numpys_pieces(indices: list[int]) -> None:
+    """``np.split(t, [3, 1])`` is t[:3], t[3:1], t[1:]: the last piece had 2 elements instead of 4 (pieces were
+    laid end to end from their lengths)."""
+    v = _rng.normal(size=5)
+    t = fg.tensor(v, requires_grad=True)
+    for fn in (np.split, np.array_split):
+        got, expected = fn(t, indices), fn(v, indices)
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected):
+            np.testing.assert_array_equal(g.detach().numpy(), e)
+    assert gradcheck(lambda x: np.split(x, indices)[-1], (t,))
+
+
+def test_where_with_x_but_no_y_raises_as_numpy() -> None:
+    """``np.where(c, t)`` gave an object array holding None where c is false."""
+    with pytest.raises(ValueError, match="either both or neither of x and y should be given"):
+        np.where(np.array([True, False]), fg.tensor([1.0, 2.0], requires_grad=True))
+
+
+def test_negative_widths_and_orders_raise_as_numpy() -> None:
+    """``np.pad(t, -1)`` cropped the Tensor (torch's negative padding) and ``np.diff(t, n=-1)`` returned it
+    unchanged; NumPy raises for both."""
+    t = fg.tensor(_A, requires_grad=True)
+    with pytest.raises(ValueError, match="index can't contain negative values"):
+        np.pad(t, ((0, 0), (1, -1)))
+    with pytest.raises(ValueError, match="order must be non-negative but got -1"):
+        np.diff(t, n=-1)
+
+
+def test_average_with_weights_summing_to_zero_raises_as_numpy() -> None:
+    """It gave NaN where NumPy raises ZeroDivisionError."""
+    with pytest.raises(ZeroDivisionError, match="Weights sum to zero"):
+        np.average(fg.tensor(_A, requires_grad=True), axis=1, weights=np.array([1.0, -1.0, 2.0, -2.0]))
+
+
+def test_norm_of_integers_is_a_float_and_clip_takes_no_bounds() -> None:
+    """``np.linalg.norm`` of an int Tensor with ``ord=1`` was int64 (NumPy's norms are floats); ``np.clip(t)``
+    raised where NumPy 2 returns the values."""
+    ints = np.arange(-3, 9).reshape(3, 4)
+    for ord_ in (1, np.inf, None):
+        got, expected = np.linalg.norm(fg.tensor(ints), ord_), np.linalg.norm(ints, ord_)
+        assert got.dtype == expected.dtype
+        np.testing.assert_allclose(got.numpy(), expected)
+    t = fg.tensor(_A, requires_grad=True)
+    np.testing.assert_array_equal(np.clip(t).detach().numpy(), np.clip(_A))
+    assert gradcheck(lambda x: np.clip(x, None, None), (t,))

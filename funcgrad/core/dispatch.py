@@ -40,6 +40,10 @@ class Layer:
     def inplace(self, tensor: Any, op: str, args: tuple[Any, ...] = ()) -> None:
         """Told that ``op`` (e.g. ``"mul"`` for ``mul_``) is about to change ``tensor`` in place, with ``args``."""
 
+    def converted(self, tensor: Any) -> None:
+        """Told that ``tensor`` is about to be read as a plain NumPy array (``np.asarray(t)``, ``t.numpy()``): what
+        the layer attaches to it would be lost; it may raise."""
+
 
 class _ThreadLayers(threading.local):
     """One thread's layers: those installed (outermost first), those suspended, and the ones op calls
@@ -122,6 +126,11 @@ class _Dispatch:
         """Tell this thread's layers that ``op`` is about to change ``tensor`` in place, with ``args``."""
         for layer in self._local.layers:
             layer.inplace(tensor, op, args)
+
+    def note_converted(self, tensor: Any) -> None:
+        """Tell this thread's layers that ``tensor`` is about to be read as a plain NumPy array."""
+        for layer in self._local.layers:
+            layer.converted(tensor)
 
     def run_node(self, node: Any, grads: list[Any], as_tensors: bool) -> Any:
         """Run ``node.apply`` through this thread's layers (those that override ``Layer.node``: the others would

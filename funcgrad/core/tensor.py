@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from funcgrad.core.dispatch import DISPATCH
 from funcgrad.core.grad_mode import NO_VERSION, STATE
 from funcgrad.core.structured import Structured
 
@@ -372,6 +373,8 @@ class Tensor:
         custom ``Function.forward``."""
         if self._requires_grad and STATE.grad_enabled:
             raise RuntimeError(_CUT)
+        if DISPATCH.active:  # a layer (jet) may carry a series for it, which the array would drop
+            DISPATCH.note_converted(self)
         return self.data
 
     def item(self) -> Any:
@@ -387,6 +390,8 @@ class Tensor:
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         if self._requires_grad and STATE.grad_enabled:
             raise RuntimeError(_CUT + _CUT_HINT)
+        if DISPATCH.active:  # a layer (jet) may carry a series for it, which the array would drop
+            DISPATCH.note_converted(self)
         data = self.data if type(self.data) is np.ndarray else np.asarray(self.data)  # (a structured batch)
         if dtype is not None and dtype != data.dtype:
             return data.astype(dtype)

@@ -17,7 +17,8 @@ import numpy as np
 
 from funcgrad.core import dispatch
 from funcgrad.core.backward import grad
-from funcgrad.core.grad_mode import enable_grad, no_grad
+from funcgrad.core.grad_mode import enable_grad, is_grad_enabled, no_grad
+from funcgrad.core.tangents import has_tangent
 from funcgrad.core.tensor import Tensor
 from funcgrad.functional._pytree import tree_flatten, tree_unflatten
 from funcgrad.ops import taylor
@@ -99,6 +100,13 @@ class _JetLayer(dispatch.Layer):
                                "with create_graph=True)")
 
 
+    def converted(self, tensor: Any) -> None:
+        if self.entry(tensor)[0] is not None:
+            raise NoTaylorRule("jet: a value with a Taylor series is read as a plain NumPy array (np.asarray, "
+                               "np.array or .numpy()), which would make it a constant along the curve; keep it a "
+                               "Tensor (NumPy's functions take Tensors), or use nested reverse mode")
+
+
 def _aliases(tensor: Tensor) -> list[Tensor]:
     """``tensor``, its base and the live views of the base: what an in-place write into ``tensor`` changes."""
     base = tensor._base if tensor._base is not None else tensor
@@ -142,7 +150,9 @@ def jet(fun: Callable[..., Any], primals: Sequence[Any], series: Sequence[Sequen
         y_k = d^k/dt^k fun(x(t)) at t = 0 per output leaf (NumPy arrays).
 
     Raises:
-        NoTaylorRule (a NotImplementedError) naming the first op without a Taylor rule a series reaches.
+        NoTaylorRule (a NotImplementedError) naming the first op without a Taylor rule a series reaches, or an
+        in-place write of a value with a series; NotImplementedError for an argument being differentiated
+        (requiring grad, or with a forward-mode tangent): the results, arrays, would silently be constants.
 
     Example:
         >>> import numpy as np
@@ -160,6 +170,12 @@ def jet(fun: Callable[..., Any], primals: Sequence[Any], series: Sequence[Sequen
     if len(orders) > 1:
         raise ValueError("jet terms have inconsistent lengths for different arguments")
     K = orders.pop() if orders else 0
+    how = _traced([*primals, *(term for terms in series for term in terms)])
+    if how is not None:
+        raise NotImplementedError(f"jet: an argument carries {how}; jet computes its results as arrays, so they "
+                                  "cannot be differentiated: use nested reverse mode (autograd.grad with "
+                                  "create_graph=True), or nth_derivative / directional_derivative, which take it "
+                                  "for an x that requires grad")
     tracked = [(*_input(value, terms, i, factorial_scaled), None)
                for i, (value, terms) in enumerate(zip(primals, series))]
     out, layer = _propagate(fun, tracked, K)  # type: ignore[arg-type]
@@ -332,29 +348,72 @@ def _watched(f: Callable[[Any], Any], check: _ElementwiseCheck | None) -> Callab
     return run
 
 
+def _values(value: Any) -> Any:
+    """An argument's array: a Tensor's data, a list or a scalar converted; arrays (traced ones too) as they are."""
+    if isinstance(value, Tensor):
+        return value.data
+    return value if hasattr(value, "shape") and hasattr(value, "dtype") else np.asarray(value)
+
+
+def _direction(v: Any, dtype: Any) -> Any:
+    """The direction ``v`` as an array of x's ``dtype`` (float32 for a float32 x; a complex v stays complex)."""
+    d = _values(v)
+    return d.astype(dtype) if not np.iscomplexobj(d) or np.dtype(dtype).kind == "c" else d
+
+
+def _traced(values: Sequence[Any]) -> str | None:
+    """What differentiates one of ``values`` from outside (a Tensor requiring grad in grad mode, one with a
+    forward-mode tangent, or one with a series of an enclosing jet), or None."""
+    jets = [layer for layer in dispatch.DISPATCH.layers if isinstance(layer, _JetLayer)]
+    for value in values:
+        if not isinstance(value, Tensor):
+            continue
+        if has_tangent(value):
+            return "a forward-mode tangent (jvp, jacfwd, hessian)"
+        if any(layer.entry(value)[0] is not None for layer in jets):
+            return "the series of an enclosing jet"
+        if value.requires_grad and is_grad_enabled():
+            return "a gradient (it requires grad)"
+    return None
+
+
 def _derivative_along(f: Callable[[Any], Any], x: Any, v: Any, n: int,
-                      nested: Callable[[Callable[[Any], Any], Tensor, Tensor, int], Any], elementwise: bool) -> Any:
+                      nested: Callable[[Callable[[Any], Any], Tensor, Tensor, int, bool], Any],
+                      elementwise: bool) -> Any:
     """d^n/dt^n f(x + t v) at t = 0 (a pytree like f's result), by jet or else by ``nested`` reverse mode; arrays
     out for arrays in. ``elementwise``: raise unless f computes its result from x element by element (for an x
-    of more than one element)."""
-    numpy_out = not isinstance(x, Tensor)
+    of more than one element). An x (or v) requiring grad takes nested reverse mode with its graph kept, so the
+    result can be differentiated further (reverse mode over it); forward mode and jet over it are an error."""
     caller = "nth_derivative" if elementwise else "directional_derivative"
+    how = _traced([x, v])
+    if how is not None and "gradient" not in how:  # (under an enclosing jet: NoTaylorRule, so that an enclosing
+        error = NoTaylorRule if "jet" in how else NotImplementedError  # nth/directional_derivative goes nested)
+        raise error(f"{caller}: x carries {how}; the derivative is computed outside forward mode, so it cannot be "
+                    "differentiated in forward mode or by jet: differentiate it in reverse mode (grad, jacrev, "
+                    "autograd.grad) instead")
+    keep = how is not None
+    numpy_out = not isinstance(x, Tensor)
+    data = _values(x)
     if n == 0:
         out = f(x)
     else:
-        t = Tensor(_array(x) * 1.0)
+        t = Tensor(data * 1.0)
         check = _ElementwiseCheck(t) if elementwise and t.data.size > 1 else None
         try:
+            if keep:
+                raise NoTaylorRule("jet: results are arrays, not differentiable")
             results, depends, out = _along_line(f, t, v, n, check)
         except NoTaylorRule:
-            t = Tensor(_array(x) * 1.0)
+            with enable_grad():
+                t = x * 1.0 if keep else Tensor(data * 1.0)
             check = _ElementwiseCheck(t) if check is not None else None
-            results, depends, out = nested(_watched(f, check), t, Tensor(_array(v) * 1.0), n)
+            w = v if isinstance(v, Tensor) else Tensor(_direction(v, t.dtype))
+            results, depends, out = nested(_watched(f, check), t, w, n, keep)
         for result, dependent in zip(results, depends):
             if dependent and check is not None:
                 check.verify(result, caller)
     leaves, spec = tree_flatten(out)
-    leaves = [(leaf.data if numpy_out else leaf.detach()) if isinstance(leaf, Tensor) else
+    leaves = [(leaf.data if numpy_out else leaf if keep else leaf.detach()) if isinstance(leaf, Tensor) else
               (leaf if numpy_out else Tensor(leaf)) for leaf in leaves]
     return tree_unflatten(spec, leaves)
 
@@ -363,9 +422,9 @@ def _along_line(f: Callable[[Any], Any], t: Tensor, v: Any, n: int,
                 check: _ElementwiseCheck | None) -> tuple[list[Any], list[bool], Any]:
     """d^n/dt^n f(x + t v) at t = 0 by one jet of order n of the line x + t v (degree 1: its higher terms,
     known to be zero, are skipped), from ``t`` holding x: f's result leaves, whether each depends on x, and the
-    derivatives with the result's structure."""
-    direction = _array(v) * 1.0
-    line = np.concatenate([t.data[None], direction[None], np.zeros((n - 1,) + np.shape(direction))])
+    derivatives with the result's structure. The line has x's dtype (a real direction for a float32 x: float32)."""
+    direction = _direction(v, t.dtype)
+    line = np.concatenate([t.data[None], direction[None], np.zeros((n - 1,) + np.shape(direction), t.dtype)])
     out, layer = _propagate(f, [(t, line, 1)], n, check)
     leaves, spec = tree_flatten(out)
     coefficients = [layer.entry(leaf)[0] for leaf in leaves]
@@ -374,27 +433,31 @@ def _along_line(f: Callable[[Any], Any], t: Tensor, v: Any, n: int,
     return leaves, [c is not None for c in coefficients], tree_unflatten(spec, terms)
 
 
-def _nested_elementwise(f: Callable[[Any], Any], x: Tensor, v: Tensor, n: int) -> tuple[list[Any], list[bool], Any]:
-    """n nested ``grad(y.sum(), x)``: the n-th derivative of an elementwise ``f`` (v is all ones)."""
-    x.requires_grad_()
+def _nested_elementwise(f: Callable[[Any], Any], x: Tensor, v: Tensor, n: int,
+                        keep: bool) -> tuple[list[Any], list[bool], Any]:
+    """n nested ``grad(y.sum(), x)``: the n-th derivative of an elementwise ``f`` (v is all ones); ``keep``: x is
+    computed from a Tensor requiring grad, and the result keeps its graph."""
     with enable_grad():
+        if not keep:
+            x.requires_grad_()
         out = y = f(x)
         depends = isinstance(y, Tensor) and y.requires_grad
         for i in range(n):
             if not isinstance(y, Tensor) or not y.requires_grad:
                 y = Tensor(np.zeros(np.shape(_array(out))))
                 break
-            (y,) = grad(y.sum(), x, create_graph=i < n - 1, allow_unused=True)
+            (y,) = grad(y.sum(), x, create_graph=keep or i < n - 1, allow_unused=True)
             if y is None:
                 y = Tensor(np.zeros(np.shape(_array(out))))
                 break
     return [out], [depends], y
 
 
-def _nested_directional(f: Callable[[Any], Any], x: Tensor, v: Tensor, n: int) -> tuple[list[Any], list[bool], Any]:
+def _nested_directional(f: Callable[[Any], Any], x: Tensor, v: Tensor, n: int,
+                        keep: bool) -> tuple[list[Any], list[bool], Any]:
     """d^n/dt^n f(x + t v) by n reverse-over-reverse derivatives in the scalar t (each a JVP by the
     double-backward trick: u -> grad(y, t, u) is linear in u, and its gradient in u is dy/dt), per leaf of
-    f's result."""
+    f's result; every pass keeps its graph, so a result from an x requiring grad (``keep``) stays differentiable."""
     t = Tensor(np.zeros(()), requires_grad=True)
     with enable_grad():
         leaves, spec = tree_flatten(f(x + t * v))

@@ -42,14 +42,19 @@ def _build(data: Any) -> Any:
     return data
 
 
-def array(object: Any, dtype: Any = None, *, copy: bool | None = True, **kwargs: Any) -> Any:  # noqa: A002
-    """``numpy.array``, or a Tensor when ``object`` is one or holds Tensors (a copy unless ``copy=False``)."""
+def array(object: Any, dtype: Any = None, *, copy: bool | None = True, ndmin: int = 0,  # noqa: A002
+          **kwargs: Any) -> Any:
+    """``numpy.array``, or a Tensor when ``object`` is one or holds Tensors (a copy unless ``copy=False``), with
+    at least ``ndmin`` dims (leading 1s, as NumPy); ``order`` and ``subok`` change no value, so a Tensor ignores
+    them."""
     if not _holds_tensor(object):
-        return numpy.array(object, dtype, copy=copy, **kwargs)
+        return numpy.array(object, dtype, copy=copy, ndmin=ndmin, **kwargs)
     out = _build(object)
     if dtype is not None and numpy.dtype(dtype) != out.dtype:
-        return ops.to_copy(out, numpy.dtype(dtype))
-    return ops.clone(out) if copy and out is object else out
+        out = ops.to_copy(out, numpy.dtype(dtype))
+    elif copy and out is object:
+        out = ops.clone(out)
+    return ops.reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape)) if out.ndim < ndmin else out
 
 
 def asarray(a: Any, dtype: Any = None, *, copy: bool | None = None, **kwargs: Any) -> Any:

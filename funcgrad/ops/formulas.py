@@ -151,10 +151,11 @@ def clamp_grad(g: Any, x: Any, min: Any, max: Any) -> Any:  # noqa: A002
 
 
 def clamp_bound_grad(g: Any, x: Any, bound: Any, other: Any, is_min: bool) -> Any:
-    """d clamp(x, min, max)/d bound: g where the bound is the active one (strictly), else 0."""
+    """d clamp(x, min, max)/d bound, as torch: g to min where x < min < max, to max where x > max or max < min
+    (clamp(x) = min(max(x, min), max) is then max, whatever x), else 0."""
     active = F.lt(x, bound) if is_min else F.gt(x, bound)
     if other is not None:
-        active = F.logical_and(active, F.le(bound, other) if is_min else F.ge(bound, other))
+        active = F.logical_and(active, F.lt(bound, other)) if is_min else F.logical_or(active, F.lt(bound, other))
     return F.where(active, g, 0.0)
 
 
@@ -173,7 +174,8 @@ def zeros(g: Any) -> Any:
 def normalize_dims(dim: Any, ndim: int) -> tuple[int, ...]:
     """``dim`` (None, an int or a sequence, negatives allowed) as sorted non-negative axes.
 
-    A 0-d input accepts 0 and -1 as torch does, naming no axis: the result is then ``()``.
+    A 0-d input accepts 0 and -1 as torch does, naming no axis: the result is then ``()``. A dim named twice is
+    torch's RuntimeError.
     """
     if dim is None:
         return tuple(range(ndim))
@@ -188,8 +190,10 @@ def normalize_dims(dim: Any, ndim: int) -> tuple[int, ...]:
             raise IndexError(f"Dimension out of range (expected to be in range of [{-max(ndim, 1)}, "
                              f"{max(ndim, 1) - 1}], but got {d})")
         if ndim:
+            if d % ndim in out:  # torch's error (NumPy's too); summing an axis once for (0, 0) hid a typo
+                raise RuntimeError(f"dim {d % ndim} appears multiple times in the list of dims")
             out.append(d % ndim)
-    return tuple(sorted(set(out)))
+    return tuple(sorted(out))
 
 
 def one_dim(dim: Any, ndim: int) -> int:

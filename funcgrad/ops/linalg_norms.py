@@ -40,7 +40,7 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: tuple[int, int] = (-2, -1), keepd
     ndim = np.ndim(A)
     if ndim < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
-    if isinstance(dim, int) or len(dim) != 2:
+    if isinstance(dim, int | np.integer) or len(dim) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim}")
     row, col = (d % ndim for d in dim)
     if row == col:
@@ -85,7 +85,7 @@ def norm(A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False) -> Any
         5.0
     """
     if dim is not None:
-        dims = (dim,) if isinstance(dim, int) else tuple(dim)
+        dims = (dim,) if isinstance(dim, int | np.integer) else tuple(dim)
         if len(dims) == 1:
             return linalg_vector_norm(A, 2 if ord is None else ord, dims, keepdim)
         if len(dims) == 2:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
 
 import funcgrad.ops as F
 from funcgrad.core.tensor import Tensor
@@ -155,12 +156,14 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
         count = np.size(_data(a)) // max(np.size(_data(avg)), 1)
         return (avg, np.full(np.shape(_data(avg)), float(count))) if returned else avg
     if _ndim(weights) == 1 and _ndim(a) > 1:
-        if axis is None or not isinstance(axis, int):
+        if axis is None or not isinstance(axis, int | np.integer):
             raise TypeError("np.average: 1-D weights need an integer axis when a is not 1-D")
         shape = [1] * _ndim(a)
         shape[axis] = -1
         weights = F.reshape(weights, tuple(shape))
     scale = F.sum(F.broadcast_to(weights, np.shape(_data(a))), axis, keepdims)
+    if np.any(_data(scale) == 0):
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
     avg = F.div(F.sum(F.mul(a, weights), axis, keepdims), scale)
     return (avg, scale) if returned else avg
 
@@ -236,7 +239,7 @@ def einsum(*operands: Any, out: Any = None, optimize: Any = False, **kwargs: Any
 @implements(np.tensordot)
 def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
     """``np.tensordot``."""
-    return F.tensordot(a, b, axes if isinstance(axes, int) else ([*np.atleast_1d(axes[0])],
+    return F.tensordot(a, b, int(axes) if isinstance(axes, int | np.integer) else ([*np.atleast_1d(axes[0])],
                                                                   [*np.atleast_1d(axes[1])]))
 
 
@@ -293,7 +296,7 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
     """``np.reshape``."""
     _check_order("reshape", order)
     shape = newshape if shape is None else shape
-    return F.reshape(a, (shape,) if isinstance(shape, int) else tuple(shape))
+    return F.reshape(a, (int(shape),) if isinstance(shape, int | np.integer) else tuple(shape))
 
 
 @implements(np.ravel)
@@ -326,7 +329,8 @@ def squeeze(a: Any, axis: Any = None) -> Any:
     """``np.squeeze``: an ``axis`` whose length is not 1 is an error, as NumPy's (torch's squeeze keeps it)."""
     if axis is not None:
         shape = np.shape(_data(a))
-        if any(-len(shape) <= d < len(shape) and shape[d] != 1 for d in ((axis,) if isinstance(axis, int) else axis)):
+        axis = normalize_axis_tuple(axis, len(shape))
+        if any(shape[d] != 1 for d in axis):
             raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
     return F.squeeze(a, axis)
 
@@ -334,9 +338,8 @@ def squeeze(a: Any, axis: Any = None) -> Any:
 @implements(np.expand_dims)
 def expand_dims(a: Any, axis: Any) -> Any:
     """``np.expand_dims`` (several axes at once given a tuple)."""
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    n = _ndim(a) + len(axes)
-    for ax in sorted(d % n for d in axes):
+    n = _ndim(a) + (1 if isinstance(axis, int | np.integer) else len(axis))
+    for ax in sorted(normalize_axis_tuple(axis, n)):  # NumPy's checks: in range, not repeated
         a = F.unsqueeze(a, ax)
     return a
 
@@ -344,7 +347,7 @@ def expand_dims(a: Any, axis: Any) -> Any:
 @implements(np.broadcast_to)
 def broadcast_to(array: Any, shape: Any, subok: bool = False) -> Any:
     """``np.broadcast_to`` (no -1 for a kept size, as NumPy: that is torch's spelling)."""
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    shape = (int(shape),) if isinstance(shape, int | np.integer) else tuple(shape)
     if any(n < 0 for n in shape):
         raise ValueError("all elements of broadcast shape must be non-negative")
     return F.broadcast_to(array, shape)
@@ -400,35 +403,36 @@ def column_stack(tup: Sequence[Any]) -> Any:
     return F.cat([F.reshape(a, (-1, 1)) if _ndim(a) < 2 else a for a in tup], 1)
 
 
-def _sections(name: str, n: int, indices_or_sections: Any, even: bool) -> list[int]:
-    """Sizes of the pieces NumPy's split/array_split cut a length-``n`` axis into."""
+def _pieces(n: int, indices_or_sections: Any, even: bool) -> list[slice]:
+    """The pieces NumPy's split/array_split cut a length-``n`` axis into: ``k`` sections (the first ``n % k`` one
+    longer), or ``[0:i0], [i0:i1], ..., [ik:]`` for indices, sliced as Python does (out of order: empty)."""
     if isinstance(indices_or_sections, int | np.integer):
         k = int(indices_or_sections)
         if k <= 0:
             raise ValueError("number sections must be larger than 0.")
         if even and n % k:
             raise ValueError("array split does not result in an equal division")
-        return [n // k + 1] * (n % k) + [n // k] * (k - n % k)
-    bounds = [0, *[min(max(int(i) if i >= 0 else n + int(i), 0), n) for i in indices_or_sections], n]
-    return [max(b - a, 0) for a, b in zip(bounds[:-1], bounds[1:])]
+        stops = np.cumsum([n // k + 1] * (n % k) + [n // k] * (k - n % k)).tolist()
+        return [slice(start, stop) for start, stop in zip([0, *stops[:-1]], stops)]
+    cuts = [0, *(int(i) for i in indices_or_sections), n]
+    return [slice(start, stop) for start, stop in zip(cuts[:-1], cuts[1:])]
 
 
-def _split(a: Any, sizes: list[int], axis: int) -> list[Any]:
+def _split(a: Any, indices_or_sections: Any, axis: int, even: bool) -> list[Any]:
     ax = axis % _ndim(a)
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int)
-    return [a[(slice(None),) * ax + (slice(s, s + n),)] for s, n in zip(starts, sizes)]
+    return [a[(slice(None),) * ax + (piece,)] for piece in _pieces(np.shape(_data(a))[ax], indices_or_sections, even)]
 
 
 @implements(np.split)
 def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
     """``np.split``: ``k`` equal sections, or cuts at the given indices."""
-    return _split(ary, _sections("split", np.shape(_data(ary))[axis], indices_or_sections, True), axis)
+    return _split(ary, indices_or_sections, axis, True)
 
 
 @implements(np.array_split)
 def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
     """``np.array_split``: as split, the first sections one longer when ``k`` does not divide the axis."""
-    return _split(ary, _sections("array_split", np.shape(_data(ary))[axis], indices_or_sections, False), axis)
+    return _split(ary, indices_or_sections, axis, False)
 
 
 # ----- selection and rearrangement ------------------------------------------------------------------------
@@ -437,6 +441,8 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     """``np.where(condition, x, y)``; ``np.where(condition)`` is ``nonzero`` (plain index arrays)."""
     if x is None and y is None:
         return np.nonzero(_data(condition))
+    if x is None or y is None:
+        raise ValueError("either both or neither of x and y should be given")
     if getattr(condition, "dtype", np.bool_) != np.bool_:  # NumPy reads the truth of the values: no derivative
         condition = F.ne(condition, 0)
     return F.where(condition, x, y)
@@ -449,12 +455,15 @@ def clip(a: Any, a_min: Any = np._NoValue, a_max: Any = np._NoValue, out: Any = 
     _reject("clip", out=out)
     low = min if a_min is np._NoValue else a_min
     high = max if a_max is np._NoValue else a_max
-    return F.clamp(a, None if low is np._NoValue else low, None if high is np._NoValue else high)
+    low, high = (None if b is np._NoValue else b for b in (low, high))
+    return F.clone(a) if low is None and high is None else F.clamp(a, low, high)
 
 
 @implements(np.diff)
 def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = np._NoValue, append: Any = np._NoValue) -> Any:
     """``np.diff``: ``n``-th differences along ``axis``."""
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n!r}")
     ax = axis % _ndim(a)
     pieces = [a]
     for value, at in ((prepend, 0), (append, 1)):
@@ -510,6 +519,8 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
         raise TypeError(f"np.pad on Tensors supports the modes {', '.join(modes)} with a scalar constant_values")
     n = _ndim(array)
     widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (n, 2))
+    if np.any(widths < 0):  # (torch's negative padding would crop)
+        raise ValueError("index can't contain negative values")
     flat = tuple(int(w) for pair in widths[::-1] for w in pair)  # torch's order: last dim first
     padded = F.pad(array, flat, modes[mode])
     if value == 0 or mode != "constant":
@@ -521,7 +532,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
 @implements(np.tile)
 def tile(A: Any, reps: Any) -> Any:  # noqa: N803
     """``np.tile``."""
-    return F.tile(A, (reps,) if isinstance(reps, int) else tuple(reps))
+    return F.tile(A, (int(reps),) if isinstance(reps, int | np.integer) else tuple(reps))
 
 
 @implements(np.repeat)
@@ -617,7 +628,9 @@ def angle(z: Any, deg: bool = False) -> Any:
 # ----- linear algebra -------------------------------------------------------------------------------------
 @implements(np.linalg.norm)
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002
-    """``np.linalg.norm``."""
+    """``np.linalg.norm`` (of integers and bools converted to float64 first, as NumPy)."""
+    if np.result_type(_data(x)).kind not in "fc":
+        x = F.to_copy(x, np.dtype(np.float64))
     return linalg_norm(x, ord, axis, keepdims)
 
 

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import funcgrad as fg
+import funcgrad.func as ff
 from funcgrad.core.dispatch import DISPATCH
 from funcgrad.func import directional_derivative, jet, jit, nth_derivative
 from funcgrad.func.jet import NoTaylorRule
@@ -369,3 +370,55 @@ def test_directional_derivatives_of_a_pytree_result() -> None:
         np.testing.assert_allclose(got["sin"], -np.cos(x) * v ** 3, rtol=1e-12)
         np.testing.assert_allclose(got["pair"][0], np.sum(6 * v ** 3), rtol=1e-12)
         np.testing.assert_array_equal(got["pair"][1], 0.0)
+
+
+# ----- derivatives of derivatives, dtypes ------------------------------------------------------------------
+def test_reverse_mode_over_nth_and_directional_derivatives() -> None:
+    """An x requiring grad takes nested reverse mode with its graph kept: grad and jacrev of the result, and
+    nth_derivative of nth_derivative, are right (they were zeros: the jet's arrays are constants)."""
+    x = np.array([0.5, 1.0])
+    np.testing.assert_allclose(ff.grad(lambda t: fg.sum(nth_derivative(fg.sin, 2)(t)))(x), -np.cos(x), rtol=1e-12)
+    np.testing.assert_allclose(ff.jacrev(nth_derivative(fg.sin, 1))(x), np.diag(-np.sin(x)), rtol=1e-12)
+    np.testing.assert_allclose(nth_derivative(nth_derivative(fg.sin, 1), 2)(x), -np.cos(x), rtol=1e-12)
+    v = np.array([1.0, -2.0])
+    got = ff.grad(lambda t: fg.sum(directional_derivative(lambda u: u ** 4, 2)(t, v)))(x)
+    np.testing.assert_allclose(got, 24 * x * v ** 2, rtol=1e-12)
+
+
+@pytest.mark.parametrize("transform", [
+    lambda g, x: ff.jacfwd(g)(x),
+    lambda g, x: ff.jvp(g, (x,), (np.ones(2),)),
+    lambda g, x: jet(g, (x,), ((np.ones(2),),)),
+], ids=["jacfwd", "jvp", "jet"])
+def test_forward_mode_over_derivatives_and_jet_under_grad_are_errors(transform: Callable[..., Any]) -> None:
+    """Forward mode and jet cannot see through the arrays these compute: an error, where they gave zeros."""
+    x = np.array([0.5, 1.0])
+    with pytest.raises(NotImplementedError, match="x carries"):
+        transform(nth_derivative(fg.sin, 1), x)
+    assert not DISPATCH.active
+    with pytest.raises(NotImplementedError, match="carries a gradient"):
+        ff.grad(lambda t: fg.sum(fg.tensor(jet(fg.sin, (t,), ((np.ones(2),),))[1][0])))(x)
+
+
+def test_a_float32_argument_gives_float32_derivatives_and_lists_are_arrays() -> None:
+    x = np.array([0.5, 1.0], np.float32)
+    for got in (nth_derivative(fg.sin, 2)(x), nth_derivative(lambda t: fg.lgamma(t + 1), 2)(x),
+                directional_derivative(fg.sin, 2)(x, np.ones(2))):
+        assert got.dtype == np.float32
+    np.testing.assert_allclose(nth_derivative(fg.sin, 2)(x), -np.sin(x), rtol=1e-6)
+    np.testing.assert_allclose(nth_derivative(fg.sin, 1)([0.5, 1.0]), np.cos([0.5, 1.0]))
+
+
+def test_a_value_with_a_series_read_as_a_plain_array_is_an_error() -> None:
+    """np.asarray(x) or x.numpy() inside jet made x a constant along the curve (zero series, silently); now
+    NoTaylorRule names it, and nth_derivative's nested reverse mode raises torch's "Can't call numpy()"."""
+    x, v = np.array([0.5, 1.0]), np.ones(2)
+    for f in (lambda t: np.sin(np.asarray(t)), lambda t: fg.sin(fg.tensor(t.numpy())) * t):
+        with pytest.raises(NoTaylorRule, match="read as a plain NumPy array"):
+            jet(f, (x,), ((v,),))
+        with pytest.raises(RuntimeError, match="Can't call numpy"):
+            nth_derivative(f, 1)(x)
+    assert not DISPATCH.active
+    # values without a series (constants, NumPy's plain results of comparisons and arg-functions) are fine
+    _, (term,) = jet(lambda t: t * np.argmax(t) + np.asarray(fg.ones(2)) * np.isclose(t, 1.0), (x,), ((v,),))
+    np.testing.assert_array_equal(term, [1.0, 1.0])

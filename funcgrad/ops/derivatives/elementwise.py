@@ -18,6 +18,7 @@ Kinks and NaN follow PyTorch where NumPy's conventions differ:
   relu'(0) = 0, relu'(nan) = 1      abs'(0) = abs'(nan) = 0, as sign(nan) = 0 (NumPy: nan)
   maximum/minimum: g/2 each on ties; where a NaN makes the comparison false, both inputs get g
   atan2 at (0, 0): both partials 0     clamp: 1 at the bounds, 0 at NaN
+  clamp(x, min, max) with max < min is max, and max's gradient is g there (torch's rule for the bounds)
   max()/min() over all elements with NaNs: g shared by the NaNs (torch.max(); torch.amax gives NaN)
   vector_norm / norm: 0 where x = 0 (any order, also p < 1) and where the norm is 0
   logaddexp(x, y): sigmoid(x - y) and sigmoid(y - x), so 1 and 0 at x = inf (exp(x - out) would be NaN)
