@@ -56,6 +56,8 @@ PROGRAMS: dict[str, Callable[[Any, Any], Any]] = {
     "inv": lambda m, z: m.linalg.inv(m.outer(z, z + 1) + 3 * m.eye(3)).abs().sum(),
     "det": lambda m, z: m.linalg.det(m.outer(z, z * 1j) + 2 * m.eye(3)).abs(),
     "solve": lambda m, z: m.linalg.solve(m.outer(z, z - 1) + 3 * m.eye(3), z * z).abs().sum(),
+    "slogdet": lambda m, z: (lambda sign, logabs: (sign * (1 + 2j)).real + sign.imag + logabs)(
+        *m.linalg.slogdet(m.outer(z, z * 1j) + 2 * m.eye(3))),  # the sign of a complex det has a gradient
 }
 
 
@@ -128,7 +130,7 @@ def test_ops_without_complex_rules_refuse_to_differentiate_complex_values() -> N
 
 def test_decompositions_without_complex_rules_raise() -> None:
     A = fg.tensor(np.eye(3) + 0.1j * np.arange(9.0).reshape(3, 3), requires_grad=True)
-    for op in (fg.linalg.svd, fg.linalg.eigh, fg.linalg.qr, fg.linalg.cholesky, fg.linalg.slogdet, fg.linalg.pinv):
+    for op in (fg.linalg.svd, fg.linalg.eigh, fg.linalg.qr, fg.linalg.cholesky, fg.linalg.pinv):
         with pytest.raises(RuntimeError, match="derivative for complex values is not implemented"):
             op(A)
 
@@ -180,6 +182,8 @@ FORWARD: dict[str, Callable[[Any, Any], Any]] = {
     "conj": lambda m, z: m.conj(z), "sgn": lambda m, z: m.sgn(z), "log": lambda m, z: m.log(z),
     "norm": lambda m, z: (z * z).norm(), "var": lambda m, z: m.var(z), "prod": lambda m, z: m.prod(z),
     "matmul": lambda m, z: m.outer(z, z) @ z, "vdot": lambda m, z: m.vdot(z, z * z),
+    "slogdet sign": lambda m, z: m.linalg.slogdet(m.outer(z, z * 1j) + 2 * m.eye(3))[0],
+    "slogdet logabsdet": lambda m, z: m.linalg.slogdet(m.outer(z, z * 1j) + 2 * m.eye(3))[1],
 }
 T = np.array([1 + 2j, 3 - 1j, -0.5 + 0.25j])
 

@@ -211,9 +211,15 @@ def det_grad(g, A, out):
     return _matrix_scale(g) * F.conj(_cofactor(A, out))
 
 
-def slogdet_grad(g, A):
-    """d log|det A|/dA = A^{-T} (not finite at a singular A); the sign is piecewise constant, so it adds nothing."""
-    return None if g[1] is None else _matrix_scale(g[1]) * _inverse_t(A)
+def slogdet_grad(g, A, out):
+    """d log|det A|/dA = A^{-T} (not finite at a singular A); for real A the sign is piecewise constant, so it adds
+    nothing. For complex A (torch's rule), with d log|det A| = Re tr(A^{-1} dA) and d sign = i sign Im tr(A^{-1} dA):
+    gA = (g_logabsdet - i Im(conj(g_sign) sign)) A^{-H}."""
+    g_sign, g_log = g
+    if not R.is_complex(A) or g_sign is None:
+        return None if g_log is None else _matrix_scale(g_log) * F.conj(_inverse_t(A))
+    c = -1j * F.imag(F.conj(g_sign) * out[0])
+    return _matrix_scale(c if g_log is None else g_log + c) * F.conj(_inverse_t(A))
 
 
 def solve_B_grad(g, A, B_shape):
@@ -365,9 +371,13 @@ def det_jvp(A_t, A, out):
     return _trace_product(_cofactor(A, out), A_t)
 
 
-def slogdet_jvp(A_t, A):
-    """d log|det A| = tr(A^{-1} dA); the sign is piecewise constant: no tangent."""
-    return None, _trace_product(_inverse_t(A), A_t)
+def slogdet_jvp(A_t, A, out):
+    """d log|det A| = tr(A^{-1} dA) (its real part for complex A); the sign is piecewise constant for real A (no
+    tangent), and d sign = i sign Im tr(A^{-1} dA) for complex A."""
+    trace = _trace_product(_inverse_t(A), A_t)
+    if not R.is_complex(trace):
+        return None, trace
+    return 1j * out[0] * F.imag(trace), F.real(trace)
 
 
 def solve_jvp(A_t, B_t, A, B, out):
@@ -495,4 +505,4 @@ def logdet(x):
 
 # ----- complex inputs: inv, det and solve conjugate (A^{-H}), as torch; the vector norm is real, its gradient ----
 # that of a real function of z. The other decompositions raise for complex values.
-allow_complex(linalg_vector_norm, linalg_inv, linalg_det, linalg_solve)
+allow_complex(linalg_vector_norm, linalg_inv, linalg_det, linalg_solve, linalg_slogdet)
