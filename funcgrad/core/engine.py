@@ -178,7 +178,7 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
                 array = g.data if tensors and type(g) is Tensor else g  # (a Tensor's properties are calls)
                 if (array.shape[batch:] if batch else array.shape) != shape:
                     g = _SPACE.sum_to(g, shape, batch)
-                if array.dtype != dtype:
+                if array.dtype is not dtype and array.dtype != dtype:  # (the same dtype object, nearly always)
                     g = _SPACE.cast(g, dtype)
                 if nxt not in slots:
                     if nxt._n_outputs == 1:

@@ -22,14 +22,23 @@ from funcgrad.core.tangents import carry_tangent
 from funcgrad.core.tensor import Tensor
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks", "NO_EDGE", "SHAPES", "edge_to",
-           "AT_VERSION_0", "UNCHECKED_PAIR", "SINKS", "long_recording", "KeptSaved", "keep_saved"]
+           "AT_VERSION_0", "UNCHECKED_PAIR", "unchecked", "SINKS", "long_recording", "KeptSaved", "keep_saved"]
 
 _sequence = itertools.count()
 next_sequence_nr = _sequence.__next__
 NO_EDGE: tuple[Any, ...] = (None, 0, None, None)  # the edge of an input that needs no gradient
 # Shared ``_versions`` of the commonest nodes (one object less per node for the garbage collector):
 AT_VERSION_0 = (0,)  # one Tensor saved at version 0
-UNCHECKED_PAIR = (None, None)  # two values saved that need no check (numbers, None)
+_UNCHECKED: dict[int, tuple[None, ...]] = {}
+
+
+def unchecked(n: int) -> tuple[None, ...]:
+    """The shared ``_versions`` of a node whose ``n`` saved values need no check (numbers, shapes, None): one object
+    per length, so a backward recognizes it by identity and reads the values as saved."""
+    return _UNCHECKED.setdefault(n, (None,) * n)
+
+
+UNCHECKED_PAIR = unchecked(2)  # two values saved that need no check (numbers, None)
 
 
 # One tuple per distinct shape, shared by every edge that names it: a graph of many nodes then holds no shape
@@ -120,13 +129,16 @@ class KeptSaved(tuple):  # type: ignore[type-arg]
 def keep_saved(result: Tensor, since: int) -> None:
     """Make the nodes of ``result``'s history created from sequence number ``since`` on keep their saved values."""
     stack = [result.grad_fn]
+    pop, push = stack.pop, stack.append
     while stack:
-        node = stack.pop()
+        node = pop()
         if node is None or node.sequence_nr < since:
             continue
-        if node._saved.__class__ is tuple and node._saved:
-            node._saved = KeptSaved(node._saved)
-        stack.extend(edge[0] for edge in node._edges)
+        saved = node._saved
+        if saved.__class__ is tuple and saved:
+            node._saved = KeptSaved(saved)
+        for edge in node._edges:
+            push(edge[0])
 
 
 class SavedOutput:

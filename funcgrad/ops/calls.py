@@ -24,6 +24,7 @@ from funcgrad.core.graph import (
     edge_to,
     next_sequence_nr,
     saved_version,
+    unchecked,
 )
 from funcgrad.core.structured import Structured
 from funcgrad.core.tensor import Tensor
@@ -275,7 +276,7 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
     plan = _plan(spec, check_all=False)
     saves_shapes = one and bool(plan) and all(p < -1 or p >= 0 and not tensor for p, _, tensor in plan)
     fetch = tuple(p for p, _, _ in plan)
-    unchecked = (None,) * len(plan)  # (shared by every node of the op)
+    no_checks = unchecked(len(plan))  # (shared by every node: see nodes._unary_apply)
     new = object.__new__
 
     def record(args: tuple[Any, ...], out: Any) -> Any:
@@ -313,7 +314,7 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
         elif saves_shapes:
             node._saved = tuple([(a if (a := args[p]).__class__ in _PLAIN else read_now(a)) if p >= 0
                                  else _shape(args[-p - 2]) for p in fetch])
-            node._versions = unchecked
+            node._versions = no_checks
         else:
             node._saved, node._versions = _saved(plan, args, needing, data, result._version_counter)
         return result

@@ -49,7 +49,7 @@ class Scaled:
     @staticmethod
     def scale(g: Any, derivative: Any) -> Any:
         """``g`` times the conjugate of the local derivative (PyTorch's convention for complex values)."""
-        return g * F.conj(derivative)
+        return times_conj(g, derivative)
 
 
 def times_conj(g: Any, y: Any) -> Any:
@@ -57,17 +57,20 @@ def times_conj(g: Any, y: Any) -> Any:
     1 (0-d, or broadcast from one: the implicit seed of a ``grad`` call as a sum's rule spreads it), ``g`` itself:
     the products a ``create_graph`` pass records with its seed then cost the next pass no multiplication, as an
     add's rule passes ``g`` on. (A constant only: a ``y`` requiring grad would lose its own derivative.)"""
-    if (y.__class__ is Tensor and not y._requires_grad and g.__class__ is Tensor and not DISPATCH.active
-            and _is_unit(y.data, g.data)):
-        return g
+    if y.__class__ is Tensor:
+        data = y.data
+        if not y._requires_grad and g.__class__ is Tensor and not DISPATCH.active and _is_unit(data, g.data):
+            return g
+        if type(data) is np.ndarray and data.dtype.kind != "c":
+            return g * y  # (conj of a real Tensor is itself: F.conj's call saved)
     return g * F.conj(y)
 
 
 def _is_unit(value: Any, like: Any) -> bool:
     """Whether ``value`` (an array) is a single 1 repeated, of ``like``'s dtype and a shape that broadcasts to no
     larger than ``like``'s: multiplying ``like`` by it changes nothing."""
-    return (type(value) is np.ndarray and type(like) is np.ndarray and value.dtype == like.dtype
-            and not any(value.strides) and (not value.ndim or value.shape == like.shape) and value.size > 0
+    return (type(value) is np.ndarray and not any(value.strides) and type(like) is np.ndarray
+            and value.dtype == like.dtype and (not value.ndim or value.shape == like.shape) and value.size > 0
             and value.item(0) == 1)
 
 

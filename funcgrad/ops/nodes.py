@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from funcgrad.core.dispatch import DISPATCH
 from funcgrad.core.grad_mode import STATE
-from funcgrad.core.graph import UNCHECKED_PAIR, Node, keep_saved, next_sequence_nr
+from funcgrad.core.graph import UNCHECKED_PAIR, Node, keep_saved, next_sequence_nr, unchecked
 from funcgrad.core.tensor import Tensor
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ def node_class(spec: OpSpec, bound: tuple[Any, ...]) -> type[Node]:
             attrs["apply"] = _scaled_apply(bound[0][0])  # g * conj(f'(x)), f'(x) kept by create_graph passes
             slots = ("_derivative",)
         elif len(bound) == 1:  # one input: its rule is called directly
-            attrs["apply"] = _unary_apply(bound[0][0], bound[0][2])
+            attrs["apply"] = _unary_apply(bound[0][0], bound[0][2], len(spec.saved_positions))
         elif len(bound) == 2:  # two inputs: each rule is called only when its input needs a gradient
             attrs["apply"] = _binary_apply(bound[0][0], bound[0][2], bound[1][0], bound[1][2])
     if not spec.multi_output:
@@ -74,16 +74,21 @@ class _OpNode(Node):
 Apply = Callable[[Node, list[Any], bool], list[Any]]
 
 
-def _unary_apply(rule: Callable[..., Any], read: tuple[int, ...]) -> Apply:
+def _unary_apply(rule: Callable[..., Any], read: tuple[int, ...], n_saved: int) -> Apply:
     """``apply`` of a one-input, one-output op (sin, sum, reshape, ...), the hottest code of a backward pass:
-    its rule and what it reads are bound in (no attribute lookups), a lone saved input is checked inline."""
+    its rule and what it reads are bound in (no attribute lookups), a lone saved input is checked inline, and
+    values that need no check (sum's shape and dims) are read as saved."""
     if not read:
         def apply_reading_nothing(self: Node, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
             return [rule(grad_outputs[0])]
         return apply_reading_nothing
 
+    no_checks = unchecked(n_saved)
+
     def apply(self: Node, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
         saved = self._saved
+        if self._versions is no_checks and saved.__class__ is tuple:
+            return [_call(rule, grad_outputs[0], saved, read)]
         if saved.__class__ is tuple and len(saved) == 1:
             value, = saved
             version, = self._versions
@@ -182,12 +187,14 @@ def _unchanged_pair(values: Any, versions: Any, as_tensors: bool) -> tuple[Any, 
 
 
 def _call(rule: Any, g: Any, values: Any, read: tuple[int, ...]) -> Any:
-    """``rule(g, *the saved values it reads)``, without building a list for one or two of them."""
+    """``rule(g, *the saved values it reads)``, without building a list for up to three of them."""
     n = len(read)
     if n == 1:
         return rule(g, values[read[0]])
     if n == 2:
         return rule(g, values[read[0]], values[read[1]])
+    if n == 3:  # (sum's shape, dim, keepdim)
+        return rule(g, values[read[0]], values[read[1]], values[read[2]])
     return rule(g, *[values[i] for i in read]) if n else rule(g)
 
 

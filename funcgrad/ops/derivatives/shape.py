@@ -120,7 +120,7 @@ def _unsqueeze(x, dim):
 
 def _broadcast_to(x, shape):
     """``x`` broadcast to ``shape`` (a read-only view); -1 keeps a size, as torch's (expand's rules)."""
-    if type(shape) is tuple and all(n >= 0 for n in shape):  # (the common call, a gradient spread back)
+    if type(shape) is tuple and (not shape or min(shape) >= 0):  # (the common call, a gradient spread back)
         return K.broadcast_view(x, shape)
     return K.broadcast_view(x, _expanded_shape(np.shape(x), _tuple(shape)))
 
