@@ -118,6 +118,12 @@ def backward_jvp(backward: Any, second: Any, grad_output_t: Any, output_t: Any, 
     return backward(grad_output_t, output) + grad_output * F.conj(second * align(output_t, output, np.ndim(out)))
 
 
+def polar_jvp(abs_t: Any, angle_t: Any, abs: Any, angle: Any, out: Any) -> Any:
+    """d (r e^{i theta}) = e^{i theta} dr + i out dtheta; each tangent's batch dim is kept in front of the other
+    operand's own batch dims (``polar(dr, angle)`` with dr a tangent of an inner JVP meets dtheta's batch)."""
+    return F.polar(align(abs_t, abs, np.ndim(out)), angle) + out * 1j * align(angle_t, angle, np.ndim(out))
+
+
 def select_grad(g: Any, chosen: Any) -> Any:
     """Gradient through a selection: g where ``chosen`` is true, 0 elsewhere."""
     return F.where(chosen, g, 0.0)

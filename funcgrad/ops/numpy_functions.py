@@ -30,6 +30,7 @@ from funcgrad.ops.derivatives.linalg import (
     linalg_solve,
     linalg_svd,
     linalg_svdvals,
+    linalg_vector_norm,
 )
 from funcgrad.ops.formulas import mH
 from funcgrad.ops.linalg_norms import norm as linalg_norm
@@ -180,6 +181,70 @@ def cumprod(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None)
     """``np.cumprod`` (over the flattened array without an axis)."""
     _reject("cumprod", out=out)
     return _cast(F.cumprod(_flat(a), 0) if axis is None else F.cumprod(a, axis), dtype)
+
+
+@implements(np.ptp)
+def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
+    """``np.ptp``: max - min ("peak to peak"; ties share each gradient, as amax/amin)."""
+    _reject("ptp", out=out)
+    return F.sub(F.amax(a, axis, keepdims), F.amin(a, axis, keepdims))
+
+
+@implements(np.nansum)
+def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+           initial: Any = np._NoValue, where: Any = np._NoValue) -> Any:
+    """``np.nansum``: the sum with NaNs counted as 0 (no gradient reaches them, as torch's nansum)."""
+    _reject("nansum", out=out, initial=initial, where=where)
+    return sum(F.where(F.isnan(a), 0, a), axis, dtype, keepdims=keepdims)
+
+
+@implements(np.nanmean)
+def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, *,
+            where: Any = np._NoValue) -> Any:
+    """``np.nanmean``: the mean of the values that are not NaN (NaN where there are none, as NumPy)."""
+    _reject("nanmean", out=out, where=where)
+    count = F.sum(F.logical_not(F.isnan(a)), axis, keepdims)
+    return _cast(F.div(nansum(a, axis, keepdims=keepdims), count), dtype)
+
+
+def _cumulative(name: str, scan: Callable[..., Any], identity: float) -> Callable[..., Any]:
+    def cumulative(x: Any, /, *, axis: int | None = None, dtype: Any = None, out: Any = None,
+                   include_initial: bool = False) -> Any:
+        _reject(name, out=out)
+        if axis is None:
+            if _ndim(x) != 1:
+                raise ValueError("For arrays which have more than one dimension ``axis`` argument is required.")
+            axis = 0
+        result = scan(x, axis)
+        if include_initial:
+            shape = list(np.shape(_data(result)))
+            shape[axis] = 1
+            result = F.cat([np.full(shape, identity, np.result_type(_data(result))), result], axis)
+        return _cast(result, dtype)
+    cumulative.__doc__ = f"``np.{name}`` (the Array API's scan: ``include_initial`` puts {identity:g} first)."
+    return cumulative
+
+
+cumulative_sum = implements(np.cumulative_sum)(_cumulative("cumulative_sum", F.cumsum, 0.0))
+cumulative_prod = implements(np.cumulative_prod)(_cumulative("cumulative_prod", F.cumprod, 1.0))
+
+
+@implements(np.trapezoid)
+def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
+    """``np.trapezoid``: the trapezoidal rule along ``axis``, at sample points ``x`` (1-D, or shaped as ``y``)
+    or spaced ``dx``."""
+    ax = axis % _ndim(y)
+    lead = (slice(None),) * ax
+    if x is None:
+        d = dx
+    elif _ndim(x) == 1:
+        d = diff(x)
+        if _ndim(y) > 1:
+            d = F.reshape(d, (-1,) + (1,) * (_ndim(y) - 1 - ax))
+    else:
+        d = diff(x, axis=axis)
+    mid = F.div(F.add(y[lead + (slice(1, None),)], y[lead + (slice(None, -1),)]), 2.0)
+    return F.sum(F.mul(d, mid), ax)
 
 
 # ----- products -------------------------------------------------------------------------------------------
@@ -435,6 +500,42 @@ def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
     return _split(ary, indices_or_sections, axis, False)
 
 
+@implements(np.dstack)
+def dstack(tup: Sequence[Any]) -> Any:
+    """``np.dstack``: along the third axis (after ``atleast_3d``)."""
+    return F.cat([atleast_3d(a) for a in tup], 2)
+
+
+@implements(np.hsplit)
+def hsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    """``np.hsplit``: ``np.split`` along axis 1 (0 for 1-D)."""
+    if _ndim(ary) == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+    return _split(ary, indices_or_sections, 1 if _ndim(ary) > 1 else 0, True)
+
+
+@implements(np.vsplit)
+def vsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    """``np.vsplit``: ``np.split`` along axis 0 of an array of 2 or more dims."""
+    if _ndim(ary) < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return _split(ary, indices_or_sections, 0, True)
+
+
+@implements(np.dsplit)
+def dsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    """``np.dsplit``: ``np.split`` along axis 2 of an array of 3 or more dims."""
+    if _ndim(ary) < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return _split(ary, indices_or_sections, 2, True)
+
+
+@implements(np.append)
+def append(arr: Any, values: Any, axis: int | None = None) -> Any:
+    """``np.append``: ``values`` after ``arr`` along ``axis`` (both flattened without one)."""
+    return concatenate([arr, values], axis)
+
+
 # ----- selection and rearrangement ------------------------------------------------------------------------
 @implements(np.where)
 def where(condition: Any, x: Any = None, y: Any = None) -> Any:
@@ -554,6 +655,41 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
 def flip(m: Any, axis: Any = None) -> Any:
     """``np.flip`` (every axis by default)."""
     return F.flip(m, tuple(range(_ndim(m))) if axis is None else axis)
+
+
+@implements(np.fliplr)
+def fliplr(m: Any) -> Any:
+    """``np.fliplr``: the columns (axis 1) reversed."""
+    if _ndim(m) < 2:
+        raise ValueError("Input must be >= 2-d.")
+    return F.flip(m, (1,))
+
+
+@implements(np.flipud)
+def flipud(m: Any) -> Any:
+    """``np.flipud``: the rows (axis 0) reversed."""
+    if _ndim(m) < 1:
+        raise ValueError("Input must be >= 1-d.")
+    return F.flip(m, (0,))
+
+
+@implements(np.rot90)
+def rot90(m: Any, k: int = 1, axes: Any = (0, 1)) -> Any:
+    """``np.rot90``: ``k`` quarter turns in the plane of ``axes``, from the first axis towards the second."""
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    n = _ndim(m)
+    first, second = normalize_axis_tuple(axes, n)
+    if first == second:
+        raise ValueError("Axes must be different.")
+    k %= 4
+    if k == 0:
+        return F.clone(m)
+    if k == 2:
+        return F.flip(m, (first, second))
+    order = list(range(n))
+    order[first], order[second] = second, first
+    return F.permute(F.flip(m, (second,)), tuple(order)) if k == 1 else F.flip(F.permute(m, tuple(order)), (second,))
 
 
 @implements(np.copy)
@@ -714,6 +850,126 @@ def det(a: Any) -> Any:
 def slogdet(a: Any) -> Any:
     """``np.linalg.slogdet``: (sign, log|det|)."""
     return linalg_slogdet(a)
+
+
+@implements(np.linalg.matmul)
+def linalg_matmul(x1: Any, x2: Any, /) -> Any:
+    """``np.linalg.matmul``."""
+    return F.matmul(x1, x2)
+
+
+@implements(np.matrix_transpose, np.linalg.matrix_transpose)
+def matrix_transpose(x: Any, /) -> Any:
+    """``np.matrix_transpose``: the last two axes swapped."""
+    if _ndim(x) < 2:
+        raise ValueError("Input array must be at least 2-dimensional")
+    return F.transpose(x, -2, -1)
+
+
+@implements(np.linalg.vecdot)
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    """``np.linalg.vecdot``: sum(conj(x1) * x2) along ``axis`` (broadcast)."""
+    return F.sum(F.mul(F.conj(x1), x2), axis)
+
+
+@implements(np.linalg.outer)
+def linalg_outer(x1: Any, x2: Any, /) -> Any:
+    """``np.linalg.outer`` of two vectors."""
+    if _ndim(x1) != 1 or _ndim(x2) != 1:
+        raise ValueError(f"Input arrays must be one-dimensional, but they are x1.ndim={_ndim(x1)} and "
+                         f"x2.ndim={_ndim(x2)}.")
+    return F.outer(x1, x2)
+
+
+@implements(np.cross)
+def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None) -> Any:
+    """``np.cross`` of 3-vectors along ``axisa``/``axisb`` (``axis`` sets all three), result along ``axisc``."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = F.movedim(a, axisa, -1), F.movedim(b, axisb, -1)
+    if np.shape(_data(a))[-1] != 3 or np.shape(_data(b))[-1] != 3:
+        raise ValueError("np.cross on Tensors supports 3-element vectors only (NumPy 2 deprecates 2-element ones)")
+    ahead, behind = [1, 2, 0], [2, 0, 1]
+    c = F.sub(F.mul(a[..., ahead], b[..., behind]), F.mul(a[..., behind], b[..., ahead]))
+    return F.movedim(c, -1, axisc)
+
+
+@implements(np.linalg.cross)
+def linalg_cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    """``np.linalg.cross`` (3-vectors along ``axis``)."""
+    return cross(x1, x2, axis=axis)
+
+
+@implements(np.linalg.trace)
+def linalg_trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
+    """``np.linalg.trace``: the sums along the diagonals of the last two axes."""
+    return trace(x, offset, -2, -1, dtype)
+
+
+@implements(np.linalg.diagonal)
+def linalg_diagonal(x: Any, /, *, offset: int = 0) -> Any:
+    """``np.linalg.diagonal`` of the last two axes."""
+    return F.diagonal(x, offset, -2, -1)
+
+
+@implements(np.linalg.tensordot)
+def linalg_tensordot(x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
+    """``np.linalg.tensordot``."""
+    return tensordot(x1, x2, axes)
+
+
+@implements(np.linalg.vector_norm)
+def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:  # noqa: A002
+    """``np.linalg.vector_norm`` (``x`` as one vector without an axis)."""
+    if np.result_type(_data(x)).kind not in "fc":
+        x = F.to_copy(x, np.dtype(np.float64))
+    return linalg_vector_norm(x, ord, axis, keepdims)
+
+
+@implements(np.linalg.matrix_norm)
+def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:  # noqa: A002
+    """``np.linalg.matrix_norm`` of the last two axes."""
+    return norm(x, ord, (-2, -1), keepdims)
+
+
+@implements(np.linalg.svdvals)
+def svdvals(x: Any, /) -> Any:
+    """``np.linalg.svdvals``: the singular values, descending."""
+    return linalg_svdvals(x)
+
+
+@implements(np.linalg.matrix_power)
+def matrix_power(a: Any, n: int) -> Any:
+    """``np.linalg.matrix_power``: ``a`` (a stack of square matrices) to the integer power ``n`` by repeated
+    squaring; ``inv(a)`` to ``-n`` for negative ``n``; the identity for 0."""
+    if not isinstance(n, int | np.integer):
+        raise TypeError("exponent must be an integer")
+    shape = np.shape(_data(a))
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+    if n == 0:  # the identity, a Tensor with a's graph (zero gradient, as torch)
+        return F.add(F.mul(a, 0), np.eye(shape[-1], dtype=np.result_type(_data(a))))
+    base, result, k = (linalg_inv(a) if n < 0 else a), None, abs(int(n))
+    while k:
+        if k & 1:
+            result = base if result is None else F.matmul(result, base)
+        k >>= 1
+        if k:
+            base = F.matmul(base, base)
+    return result
+
+
+@implements(np.linalg.multi_dot)
+def multi_dot(arrays: Sequence[Any], *, out: Any = None) -> Any:
+    """``np.linalg.multi_dot``: the product of the chain, left to right (a 1-D first or last array is a row or
+    column vector, dropped from the result as NumPy)."""
+    _reject("multi_dot", out=out)
+    if len(arrays) < 2:
+        raise ValueError("Expecting at least two arrays.")
+    result = arrays[0]
+    for array in arrays[1:]:
+        result = F.matmul(result, array)
+    return result
 
 
 # ----- no derivative: NumPy's own results on the data -----------------------------------------------------

@@ -45,6 +45,30 @@ UFUNCS: dict[np.ufunc, Callable[..., Any]] = {
 }
 
 
+def _deg2rad(x: Any) -> Any:
+    """Degrees to radians: x pi / 180."""
+    return F.mul(x, np.pi / 180)
+
+
+def _rad2deg(x: Any) -> Any:
+    """Radians to degrees: x 180 / pi."""
+    return F.mul(x, 180 / np.pi)
+
+
+def _logaddexp2(x: Any, y: Any) -> Any:
+    """log2(2^x + 2^y) = logaddexp(x ln 2, y ln 2) / ln 2."""
+    return F.div(F.logaddexp(F.mul(x, math.log(2)), F.mul(y, math.log(2))), math.log(2))
+
+
+def _vecdot(x: Any, y: Any) -> Any:
+    """NumPy's vecdot ufunc: sum(conj(x) * y) over the last axis."""
+    return F.sum(F.mul(F.conj(x), y), -1)
+
+
+UFUNCS.update({np.deg2rad: _deg2rad, np.radians: _deg2rad, np.rad2deg: _rad2deg, np.degrees: _rad2deg,
+               np.logaddexp2: _logaddexp2, np.vecdot: _vecdot})
+
+
 def _numpy_result_dtype(ufunc: np.ufunc) -> None:
     """``UFUNCS[ufunc]`` with NumPy's result dtype, where the op's differs: ``fabs`` and ``rint`` make integers
     floats, ``conjugate`` makes bools int8; a dtype NumPy has no loop for (``np.fabs`` of a complex, ``np.positive``

@@ -10,10 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from tests.ops.sampling import A, P, S
+from tests.ops.sampling import A, C, P, S
 
 _DISTINCT = np.array([[0.3, -1.2, 2.0, 0.9], [1.5, 0.1, -0.4, -2.2], [-0.7, 1.1, 0.6, 1.9]])  # no ties
 _SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+_WITH_NAN = np.array([[0.3, np.nan, 2.0, 0.9], [1.5, 0.1, -0.4, -2.2], [np.nan, 1.1, 0.6, np.nan]])
 _WELL = np.array([[2.0, 0.3, -0.4], [0.1, 1.5, 0.2], [0.3, -0.2, 1.8]])
 
 SAMPLES: dict[Any, list[S]] = {
@@ -38,6 +39,8 @@ SAMPLES: dict[Any, list[S]] = {
     np.minimum: [S(np.array([0.5, -1.0, 2.0]), np.array([1.0, -2.0, 0.0]))],
     np.fmax: [S(np.array([0.5, -1.0, 2.0]), np.array([1.0, -2.0, 0.0]))],
     np.fmin: [S(np.array([0.5, -1.0, 2.0]), np.array([1.0, -2.0, 0.0]))],
+    np.deg2rad: [S(A(3))], np.radians: [S(A(3))], np.rad2deg: [S(A(3))], np.degrees: [S(A(3))],
+    np.logaddexp2: [S(A(3), A(2, 3))], np.vecdot: [S(A(2, 3), A(3)), S(C(2, 3), C(2, 3))],
     (np.add, "reduce"): [S(A(3, 4)), S(A(3, 4), axis=1, keepdims=True), S(A(3, 4), axis=None)],
     (np.multiply, "reduce"): [S(A(3, 4), axis=1)], (np.maximum, "reduce"): [S(_DISTINCT)],
     (np.minimum, "reduce"): [S(_DISTINCT, axis=1)], (np.logaddexp, "reduce"): [S(A(3, 4), axis=-1)],
@@ -52,12 +55,19 @@ SAMPLES: dict[Any, list[S]] = {
     np.min: [S(_DISTINCT, axis=-1)], np.amin: [S(_DISTINCT)],
     np.average: [S(A(3, 4)), S(A(3, 4), axis=1, weights=P(4)), S(A(3), weights=P(3))],
     np.cumsum: [S(A(3, 4)), S(A(3, 4), axis=0)], np.cumprod: [S(A(2, 3), axis=1), S(A(4))],
+    np.cumulative_sum: [S(A(4)), S(A(2, 3), axis=1, include_initial=True)],
+    np.cumulative_prod: [S(A(2, 3), axis=0), S(A(3), include_initial=True)],
+    np.ptp: [S(_DISTINCT), S(_DISTINCT, axis=1, keepdims=True)],
+    np.nansum: [S(_WITH_NAN), S(_WITH_NAN, axis=0, keepdims=True)], np.nanmean: [S(_WITH_NAN), S(_WITH_NAN, axis=1)],
+    np.trapezoid: [S(A(2, 5)), S(A(2, 5), np.sort(A(5))), S(A(3, 2), dx=0.5, axis=0),
+                   S(A(2, 4), np.sort(A(2, 4), axis=1))],
     # ----- products ---------------------------------------------------------------------------------------
     np.dot: [S(A(3), A(3)), S(A(2, 3), A(3, 4)), S(A(2, 3), A(3)), S(A(2, 3), A(2, 3, 4)), S(2.0, A(3))],
     np.vdot: [S(A(2, 3), A(2, 3))], np.inner: [S(A(2, 3), A(4, 3)), S(A(3), A(3))],
     np.outer: [S(A(3), A(2, 2))], np.einsum: [S("ij,jk->ik", A(2, 3), A(3, 4)), S("ii", A(3, 3))],
     np.tensordot: [S(A(2, 3, 4), A(3, 4, 2)), S(A(2, 3), A(3, 2), axes=1), S(A(2, 3), A(2, 4), axes=(0, 0))],
     np.kron: [S(A(2, 2), A(2, 3)), S(A(3), A(2))], np.trace: [S(A(3, 3)), S(A(2, 3, 3), axis1=1, axis2=2)],
+    np.cross: [S(A(2, 3), A(3)), S(A(3, 2), A(3, 2), axis=0), S(A(3, 2), A(2, 3), axisa=0, axisc=0)],
     # ----- matrices and shapes ----------------------------------------------------------------------------
     np.diag: [S(A(3)), S(A(3, 3), k=1)], np.diagonal: [S(A(3, 4), 1)], np.tril: [S(A(3, 3))],
     np.triu: [S(A(3, 3), k=-1)], np.reshape: [S(A(2, 3), (3, 2)), S(A(2, 3), -1)], np.ravel: [S(A(2, 3))],
@@ -65,11 +75,15 @@ SAMPLES: dict[Any, list[S]] = {
     np.moveaxis: [S(A(2, 3, 4), 0, -1)], np.squeeze: [S(A(1, 3, 1)), S(A(1, 3, 1), axis=0)],
     np.expand_dims: [S(A(3), 0), S(A(2, 3), (0, 3))], np.broadcast_to: [S(A(3), (2, 3))],
     np.atleast_1d: [S(A())], np.atleast_2d: [S(A(3))], np.atleast_3d: [S(A(2, 3))],
+    np.matrix_transpose: [S(A(2, 3, 4))],
     # ----- joining and splitting --------------------------------------------------------------------------
     np.concatenate: [S([A(2, 3), A(1, 3)]), S([A(2), A(2, 2)], axis=None)], np.stack: [S([A(3), A(3)], axis=1)],
     np.hstack: [S([A(2), A(3)]), S([A(2, 2), A(2, 1)])], np.vstack: [S([A(3), A(2, 3)])],
     np.column_stack: [S([A(3), A(3, 2)])],
     np.split: [S(A(6), 3), S(A(2, 5), [1, 3], axis=1)], np.array_split: [S(A(7), 3), S(A(3, 4), 2, axis=1)],
+    np.dstack: [S([A(2, 3), A(2, 3)]), S([A(3), A(3)])], np.hsplit: [S(A(2, 4), 2), S(A(5), [2])],
+    np.vsplit: [S(A(4, 2), [1])], np.dsplit: [S(A(2, 2, 4), 2)],
+    np.append: [S(A(2, 3), A(2)), S(A(2, 3), A(1, 3), axis=0)],
     # ----- selection and rearrangement --------------------------------------------------------------------
     np.where: [S(np.array([True, False, True]), A(3), A(3)), S(np.array([True, False]), A(2), 0.0)],
     np.clip: [S(np.array([0.5, -1.5, 2.5]), -1.0, 1.0), S(np.array([0.5, -1.5, 2.5]), None, 1.0)],
@@ -81,6 +95,8 @@ SAMPLES: dict[Any, list[S]] = {
              S(A(4), (1, 2), mode="edge"), S(A(3), 2, mode="wrap")],
     np.tile: [S(A(2, 3), (2, 1)), S(A(3), 2)], np.repeat: [S(A(3), 2), S(A(2, 3), [1, 2, 0], axis=1)],
     np.roll: [S(A(5), 2), S(A(2, 3), -1, axis=1)], np.flip: [S(A(2, 3)), S(A(2, 3), axis=1)],
+    np.fliplr: [S(A(2, 3))], np.flipud: [S(A(2, 3))],
+    np.rot90: [S(A(2, 3)), S(A(2, 3), 2), S(A(2, 3, 4), -1, (2, 0))],
     np.copy: [S(A(3))], np.astype: [S(A(3), np.float64)], np.round: [S(np.array([0.26, -1.12]), 1)],
     np.around: [S(np.array([0.2, -1.2]))],
     # ----- 1-D convolution ---------------------------------------------------------------------------------
@@ -95,6 +111,15 @@ SAMPLES: dict[Any, list[S]] = {
     np.linalg.slogdet: [S(_WELL)], np.linalg.eigh: [S(_SPD)], np.linalg.eigvalsh: [S(_SPD), S(_SPD, UPLO="U")],
     np.linalg.svd: [S(_WELL), S(_WELL, compute_uv=False)], np.linalg.qr: [S(_WELL)],
     np.linalg.cholesky: [S(_SPD), S(_SPD, upper=True)], np.linalg.pinv: [S(_WELL)],
+    np.linalg.matrix_power: [S(_WELL, 0), S(_WELL, 3), S(_WELL, -2)],
+    np.linalg.multi_dot: [S([A(2, 3), A(3, 3), A(3)]), S([A(3), A(3, 2), A(2, 4)])],
+    np.linalg.matmul: [S(A(2, 3), A(3, 4))], np.linalg.matrix_transpose: [S(A(3, 4))],
+    np.linalg.vecdot: [S(A(2, 3), A(2, 3)), S(A(3, 2), A(3, 2), axis=0)], np.linalg.outer: [S(A(3), A(2))],
+    np.linalg.cross: [S(A(2, 3), A(2, 3))], np.linalg.trace: [S(A(2, 3, 3), offset=1)],
+    np.linalg.diagonal: [S(A(2, 3, 4), offset=-1)], np.linalg.tensordot: [S(A(2, 3), A(3, 2), axes=1)],
+    np.linalg.vector_norm: [S(A(3, 4)), S(A(3, 4), axis=1, ord=3, keepdims=True)],
+    np.linalg.matrix_norm: [S(A(2, 3, 4)), S(A(3, 4), ord="nuc", keepdims=True)],
+    np.linalg.svdvals: [S(A(2, 3, 4))],
 }
 
 # entry points without a derivative: the result is NumPy's own, a plain array or Python value
