@@ -130,7 +130,7 @@ angle   = defop("angle",   K.angle,   x=R.angle_grad,     jvp=ELEMENTWISE)  # 0 
 sgn     = defop("sgn",     K.sign,    x=R.sgn_grad,       jvp=lambda x_t, x, out: R.sgn_grad(x_t, x, out))  # z / |z|
 polar   = defop("polar",   K.polar,   abs=lambda g, angle: F.real(g * F.exp(angle * -1j)),
                                       angle=lambda g, out: F.real(g * F.conj(out * 1j)),
-                                      jvp=lambda abs_t, angle_t, angle, out: F.polar(abs_t, angle) + out * 1j * angle_t)
+                                      jvp=R.polar_jvp)
 
 
 @composite

@@ -201,9 +201,18 @@ def _bias_term(total: Any, bias_t: Any, bias: Any, out: Any, nd: int) -> Any:
         total, batch + tuple(np.shape(out)))
 
 
+def _aligned(a_t: Any, a: Any, b_t: Any, b: Any) -> tuple[Any, Any]:
+    """The tangents of a convolution's two operands (core dims (N, C, *L) or (C_out, C_in, *K): as many) with
+    their tangent batch in front of both operands' own batch dims, so a tangent meets the other operand's
+    batch (a batch of gradients, from an inner jacrev or jacfwd) by broadcasting, not dim for dim."""
+    n = max(np.ndim(a), np.ndim(b))
+    return (None if a_t is None else R.align(a_t, a, n)), (None if b_t is None else R.align(b_t, b, n))
+
+
 def conv_jvp(input: Any, weight: Any, bias: Any, out: Any, stride: Any, padding: Any, dilation: Any, groups: int,
              input_t: Any = None, weight_t: Any = None, bias_t: Any = None) -> Any:
     """d C(x, w) + b = C(dx, w) + C(x, dw) + db."""
+    input_t, weight_t = _aligned(input_t, input, weight_t, weight)
     total = _plus(None if input_t is None else F.convolution(input_t, weight, None, stride, padding, dilation, groups),
                   None if weight_t is None else F.convolution(input, weight_t, None, stride, padding, dilation, groups))
     return _bias_term(total, bias_t, bias, out, len(stride))
@@ -213,6 +222,7 @@ def transpose_jvp(input: Any, weight: Any, bias: Any, out: Any, stride: Any, pad
                   groups: int, dilation: Any, input_t: Any = None, weight_t: Any = None, bias_t: Any = None) -> Any:
     """d T(y, w) + b = T(dy, w) + T(y, dw) + db."""
     args = (stride, padding, output_padding, groups, dilation)
+    input_t, weight_t = _aligned(input_t, input, weight_t, weight)
     total = _plus(None if input_t is None else F.convolution_transpose(input_t, weight, None, *args),
                   None if weight_t is None else F.convolution_transpose(input, weight_t, None, *args))
     return _bias_term(total, bias_t, bias, out, len(stride))
@@ -222,6 +232,7 @@ def weight_jvp(input: Any, grad_output: Any, kernel_size: Any, stride: Any, padd
                input_t: Any = None, grad_output_t: Any = None) -> Any:
     """d W(x, y) = W(dx, y) + W(x, dy)."""
     args = (kernel_size, stride, padding, dilation, groups)
+    input_t, grad_output_t = _aligned(input_t, input, grad_output_t, grad_output)
     return _plus(None if input_t is None else F.convolution_weight(input_t, grad_output, *args),
                  None if grad_output_t is None else F.convolution_weight(input, grad_output_t, *args))
 
