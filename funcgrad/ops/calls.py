@@ -276,6 +276,9 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
     plan = _plan(spec, check_all=False)
     saves_shapes = one and bool(plan) and all(p < -1 or p >= 0 and not tensor for p, _, tensor in plan)
     fetch = tuple(p for p, _, _ in plan)
+    # the commonest such saving: the input's shape, then the arguments after it, in order (sum, mean, reshape)
+    shape_then_rest = saves_shapes and fetch == (-first - 2, *range(first + 1, first + len(fetch)))
+    rest = slice(first + 1, first + len(fetch))
     no_checks = unchecked(len(plan))  # (shared by every node: see nodes._unary_apply)
     new = object.__new__
 
@@ -311,6 +314,9 @@ def _simple_recorder(spec: OpSpec) -> Callable[[tuple[Any, ...], Any], Any]:
         result = Tensor._from_node(data, node, 0, [0])
         if not plan:
             node._saved = node._versions = ()
+        elif shape_then_rest:
+            node._saved = (args[first].data.shape, *_read_all(args[rest]))
+            node._versions = no_checks
         elif saves_shapes:
             node._saved = tuple([(a if (a := args[p]).__class__ in _PLAIN else read_now(a)) if p >= 0
                                  else _shape(args[-p - 2]) for p in fetch])

@@ -19,6 +19,7 @@ import funcgrad.ops as F
 from funcgrad.core.dispatch import DISPATCH
 from funcgrad.core.structured import Structured
 from funcgrad.core.tensor import Tensor
+from funcgrad.core.views import mark_view
 from funcgrad.ops import kernels as K
 
 
@@ -220,7 +221,19 @@ def unreduce(g: Any, shape: tuple[int, ...], dim: Any, keepdim: bool) -> Any:
         g = g.reshape(g_shape) if array else F.reshape(g, g_shape)
     lead = len(g_shape) - len(shape)  # (batch dims)
     target = g_shape[:lead] + tuple(shape) if lead else tuple(shape)
-    return K.broadcast_view(g, target) if array else F.broadcast_to(g, target)
+    if array:
+        return K.broadcast_view(g, target)
+    if g.__class__ is Tensor and not g._requires_grad and not DISPATCH.active:  # (a create_graph pass's seed)
+        return _constant_view(g, target)
+    return F.broadcast_to(g, target)
+
+
+def _constant_view(g: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """``F.broadcast_to(g, shape)`` of a Tensor that records nothing, without the op call around the kernel: the same
+    read-only view, marked as a view of ``g`` (an in-place change of ``g`` is seen by a check of it, as torch's)."""
+    out = Tensor._wrap(K.broadcast_view(g.data, shape))
+    mark_view(out, g, lambda base: F.broadcast_to(base, shape))
+    return out
 
 
 def unmean(g: Any, shape: tuple[int, ...], dim: Any, keepdim: bool) -> Any:
