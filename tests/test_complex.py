@@ -56,7 +56,19 @@ PROGRAMS: dict[str, Callable[[Any, Any], Any]] = {
     "inv": lambda m, z: m.linalg.inv(m.outer(z, z + 1) + 3 * m.eye(3)).abs().sum(),
     "det": lambda m, z: m.linalg.det(m.outer(z, z * 1j) + 2 * m.eye(3)).abs(),
     "solve": lambda m, z: m.linalg.solve(m.outer(z, z - 1) + 3 * m.eye(3), z * z).abs().sum(),
+    "slogdet": lambda m, z: (lambda sign, logabs: (sign * (1 + 2j)).real + sign.imag + logabs)(
+        *m.linalg.slogdet(m.outer(z, z * 1j) + 2 * m.eye(3))),  # the sign of a complex det has a gradient
+    "eigvalsh": lambda m, z: (m.linalg.eigvalsh(_hermitian(m, z)) * m.arange(1.0, 4.0)).sum(),
+    "eigh, phase-free": lambda m, z: (lambda V: (V * V.conj()).real[0].sum() + (V[:, :1] @ V[:, :1].mH).imag[1, 0])(
+        m.linalg.eigh(_hermitian(m, z))[1]),
+    "cholesky": lambda m, z: (m.linalg.cholesky(_hermitian(m, z)) * (1 + 2j)).real.sum(),
 }
+
+
+def _hermitian(m: Any, z: Any) -> Any:
+    """A Hermitian positive-definite matrix built from z."""
+    b = m.outer(z, z * 1j + 1) + m.diag(z)
+    return b @ b.mH + 2 * m.eye(3)
 
 
 def _funcgrad_grad(program: Callable[[Any, Any], Any], z: np.ndarray) -> np.ndarray:
@@ -128,9 +140,17 @@ def test_ops_without_complex_rules_refuse_to_differentiate_complex_values() -> N
 
 def test_decompositions_without_complex_rules_raise() -> None:
     A = fg.tensor(np.eye(3) + 0.1j * np.arange(9.0).reshape(3, 3), requires_grad=True)
-    for op in (fg.linalg.svd, fg.linalg.eigh, fg.linalg.qr, fg.linalg.cholesky, fg.linalg.slogdet, fg.linalg.pinv):
+    for op in (fg.linalg.svd, fg.linalg.qr, fg.linalg.pinv):
         with pytest.raises(RuntimeError, match="derivative for complex values is not implemented"):
             op(A)
+
+
+def test_a_loss_on_the_phases_of_complex_eigenvectors_raises_torchs_error() -> None:
+    z = fg.tensor(Z, requires_grad=True)
+    V = fg.linalg.eigh(_hermitian(fg, z))[1]
+    with pytest.raises(RuntimeError, match="linalg_eigh_backward: The eigenvectors in the complex case are "
+                                           "specified up to multiplication by e\\^\\{i phi\\}"):
+        V.real.sum().backward()
 
 
 def test_imag_of_a_real_tensor_raises_torchs_error() -> None:
@@ -180,6 +200,10 @@ FORWARD: dict[str, Callable[[Any, Any], Any]] = {
     "conj": lambda m, z: m.conj(z), "sgn": lambda m, z: m.sgn(z), "log": lambda m, z: m.log(z),
     "norm": lambda m, z: (z * z).norm(), "var": lambda m, z: m.var(z), "prod": lambda m, z: m.prod(z),
     "matmul": lambda m, z: m.outer(z, z) @ z, "vdot": lambda m, z: m.vdot(z, z * z),
+    "slogdet sign": lambda m, z: m.linalg.slogdet(m.outer(z, z * 1j) + 2 * m.eye(3))[0],
+    "slogdet logabsdet": lambda m, z: m.linalg.slogdet(m.outer(z, z * 1j) + 2 * m.eye(3))[1],
+    "eigvalsh": lambda m, z: m.linalg.eigvalsh(_hermitian(m, z)),
+    "cholesky": lambda m, z: m.linalg.cholesky(_hermitian(m, z)),
 }
 T = np.array([1 + 2j, 3 - 1j, -0.5 + 0.25j])
 
@@ -273,3 +297,13 @@ def test_complex_derivatives_on_random_values(name: str) -> None:
         assert_grads_close(op, z, order=2)
 
     check()
+
+
+def test_conjugate_transposes_are_torchs() -> None:
+    """``t.mH`` (a batch of matrices) and ``t.H`` (a matrix), as torch's; they were missing."""
+    b = fg.tensor(np.arange(12.0).reshape(2, 2, 3) * (1 + 2j), requires_grad=True)
+    np.testing.assert_array_equal(b.mH.detach().numpy(), np.conj(np.swapaxes(b.detach().numpy(), -1, -2)))
+    np.testing.assert_array_equal(b[0].H.detach().numpy(), np.conj(b.detach().numpy()[0].T))
+    assert gradcheck(lambda t: t.mH, (b,)) and gradcheck(lambda t: t[1].H, (b,))
+    with pytest.raises(RuntimeError, match="tensor.H is only supported on matrices"):
+        _ = b.H

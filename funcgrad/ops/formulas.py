@@ -440,9 +440,11 @@ def lower_part(X: Any) -> Any:
 
 
 def lower_grad(G: Any) -> Any:
-    """The gradient w.r.t. the lower triangle an op reads (eigh, cholesky), from G paired with symmetric
-    perturbations: tril(G + G^T) - diag(G) (an off-diagonal entry stands for itself and its mirror)."""
-    return lower_part(G + mT(G)) - G * np.eye(G.shape[-1])
+    """The gradient w.r.t. the lower triangle an op reads (eigh, cholesky), from G paired with Hermitian
+    perturbations: tril(S) - diag(S) / 2, S = G + G^H (an off-diagonal entry stands for itself and its mirror's
+    conjugate; a diagonal entry counts with its real part only, as LAPACK reads it)."""
+    S = G + mH(G)
+    return lower_part(S) - 0.5 * S * np.eye(G.shape[-1])
 
 
 def off_diagonal_inverse(d: Any) -> Any:

@@ -1,5 +1,5 @@
 """What the op layer gives the core when it is imported: the Tensor methods and operators (the op
-table's functions, their in-place forms, ``to``, ``T``, ``mT``), and the engine's gradient space
+table's functions, their in-place forms, ``to``, ``T``, ``mT``, ``mH``, ``H``), and the engine's gradient space
 ("sum to shape" and "cast", HIPS autograd's ``register_vspace`` idea)."""
 from __future__ import annotations
 
@@ -46,6 +46,19 @@ def _matrix_transposed(self: Tensor) -> Tensor:
     return ops.transpose(self, -2, -1)
 
 
+def _matrix_adjoint(self: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dimensions (torch's ``mH``; ``mT`` for real values)."""
+    return ops.conj(ops.transpose(self, -2, -1))
+
+
+def _adjoint(self: Tensor) -> Tensor:
+    """The conjugate transpose of a matrix (torch's ``H``: 2-D only)."""
+    if self.data.ndim != 2:
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.data.ndim}-D tensor. "
+                           "For batches of matrices, consider using tensor.mH")
+    return _matrix_adjoint(self)
+
+
 def _sum_to(grad: Any, shape: tuple[int, ...], batch: int) -> Any:
     """Sum a gradient of a broadcast shape down to ``shape`` (keeping ``batch`` leading dims)."""
     if batch:
@@ -90,6 +103,8 @@ def install() -> None:
     Tensor.float = _float  # type: ignore[attr-defined]
     Tensor.T = property(_transposed)  # type: ignore[attr-defined]
     Tensor.mT = property(_matrix_transposed)  # type: ignore[attr-defined]
+    Tensor.mH = property(_matrix_adjoint)  # type: ignore[attr-defined]
+    Tensor.H = property(_adjoint)  # type: ignore[attr-defined]
     for name, spec in ops.OPS.items():
         is_method = spec.params and spec.params[0] in spec.rules and not name.startswith("linalg_")
         if is_method and not hasattr(Tensor, name):

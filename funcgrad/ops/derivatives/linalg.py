@@ -5,9 +5,10 @@ Every op works on a matrix or a stack of matrices ``(*, m, n)``. Ops are named `
 ``funcgrad.linalg``. Gradients may carry leading batch dims, so rules address dims from the end.
 Singular or not positive-definite inputs raise ``LinAlgError`` with torch's wording, never NaN.
 
-eigh and cholesky read only the lower triangle of A (torch's UPLO='L'), and their gradient is the
-derivative of exactly that function: it lives on the lower triangle. Torch returns its symmetric
-part instead; both give the same gradient through any symmetric input such as ``X @ X.mT``.
+eigh and cholesky read only the lower triangle of A (torch's UPLO='L'; of a complex A the real part of the
+diagonal), and their gradient is the derivative of exactly that function: it lives on the lower triangle.
+Torch returns its Hermitian part instead; both give the same gradient through any Hermitian input such as
+``X @ X.mH``. Complex rules are the real ones with the conjugate transpose (torch's convention).
 """
 import numpy as np
 from scipy.linalg.lapack import get_lapack_funcs
@@ -211,9 +212,15 @@ def det_grad(g, A, out):
     return _matrix_scale(g) * F.conj(_cofactor(A, out))
 
 
-def slogdet_grad(g, A):
-    """d log|det A|/dA = A^{-T} (not finite at a singular A); the sign is piecewise constant, so it adds nothing."""
-    return None if g[1] is None else _matrix_scale(g[1]) * _inverse_t(A)
+def slogdet_grad(g, A, out):
+    """d log|det A|/dA = A^{-T} (not finite at a singular A); for real A the sign is piecewise constant, so it adds
+    nothing. For complex A (torch's rule), with d log|det A| = Re tr(A^{-1} dA) and d sign = i sign Im tr(A^{-1} dA):
+    gA = (g_logabsdet - i Im(conj(g_sign) sign)) A^{-H}."""
+    g_sign, g_log = g
+    if not R.is_complex(A) or g_sign is None:
+        return None if g_log is None else _matrix_scale(g_log) * F.conj(_inverse_t(A))
+    c = -1j * F.imag(F.conj(g_sign) * out[0])
+    return _matrix_scale(c if g_log is None else g_log + c) * F.conj(_inverse_t(A))
 
 
 def solve_B_grad(g, A, B_shape):
@@ -232,11 +239,11 @@ def solve_A_grad(g, A, out, B_shape):
 
 
 def cholesky_grad(g, out):
-    """A = L L^T: gA = lower(L^{-T} Phi(L^T g) L^{-1}), Phi(X) = tril(X) with its diagonal halved."""
+    """A = L L^H: gA = lower(L^{-H} Phi(L^H g) L^{-1}), Phi(X) = tril(X) with its diagonal halved."""
     L_inv = linalg_inv(out)
-    P = R.mT(out) @ g
+    P = R.mH(out) @ g
     P = R.lower_part(P) - 0.5 * P * np.eye(P.shape[-1])
-    return R.lower_grad(R.mT(L_inv) @ P @ L_inv)
+    return R.lower_grad(R.mH(L_inv) @ P @ L_inv)
 
 
 def qr_grad(g, out):
@@ -262,22 +269,29 @@ def _qr_square_grad(gQ, gR, Q, R_):
 
 
 def eigh_grad(g, out):
-    """A = V diag(L) V^T: gA = lower(V (diag(gL) + (V^T gV) o E) V^T), E_ij = 1/(L_j - L_i) off the
+    """A = V diag(L) V^H: gA = lower(V (diag(gL) + (V^H gV) o E) V^H), E_ij = 1/(L_j - L_i) off the
     diagonal, 0 on it (distinct eigenvalues). The term of an output that received no gradient is skipped,
-    as torch: the eigenvalues alone give lower(V diag(gL) V^T), finite at repeated eigenvalues too."""
+    as torch: the eigenvalues alone give lower(V diag(gL) V^H), finite at repeated eigenvalues too. Complex
+    eigenvectors are defined up to a phase each: a loss that depends on the phases raises torch's error."""
     gL, gV = g
     L, V = out
     if gV is None:
         return _eigenvalues_grad(gL, V)
-    inner = (R.mT(V) @ gV) * R.off_diagonal_inverse(R.as_row(L) - R.as_column(L))
+    VhgV = R.mH(V) @ gV
+    phases = np.imag(np.asarray(R.constant(VhgV)).diagonal(0, -2, -1)) if R.is_complex(VhgV) else 0.0
+    if not np.allclose(phases, 0, rtol=1e-2, atol=1e-2):  # torch's check and tolerances
+        raise RuntimeError("linalg_eigh_backward: The eigenvectors in the complex case are specified up to "
+                           "multiplication by e^{i phi}. The specified loss function depends on this quantity, so "
+                           "it is ill-defined.")
+    inner = VhgV * R.off_diagonal_inverse(R.as_row(L) - R.as_column(L))
     if gL is not None:
         inner = inner + R.as_column(gL) * np.eye(L.shape[-1])
-    return R.lower_grad(V @ inner @ R.mT(V))
+    return R.lower_grad(V @ inner @ R.mH(V))
 
 
 def _eigenvalues_grad(gL, V):
-    """The eigenvalues L of A = V diag(L) V^T alone: gA = lower(V diag(gL) V^T)."""
-    return R.lower_grad((V * R.as_row(gL)) @ R.mT(V))
+    """The eigenvalues L of A = V diag(L) V^H alone: gA = lower(V diag(gL) V^H)."""
+    return R.lower_grad((V * R.as_row(gL)) @ R.mH(V))
 
 
 def eigvalsh_grad(g, A):
@@ -349,10 +363,11 @@ def vector_norm_grad(g, x, out, ord, dim, keepdim):  # noqa: A002
 
 
 # ----- forward-mode rules (tangents may carry leading batch dims) ------------------------------
-def _symmetric_from_lower(X):
-    """The symmetric matrix the lower triangle of X stands for (what eigh and cholesky read): tril(X) + tril(X, -1)^T."""
+def _hermitian_from_lower(X):
+    """The Hermitian matrix the lower triangle of X stands for (what eigh and cholesky read):
+    tril(X, -1) + tril(X, -1)^H + diag(Re X) (tril(X) + tril(X, -1)^T for real X)."""
     low = R.lower_part(X)
-    return low + R.mT(low) - X * np.eye(X.shape[-1])
+    return low + R.mH(low) - 0.5 * (X + F.conj(X)) * np.eye(X.shape[-1])
 
 
 def _trace_product(P, X):
@@ -365,9 +380,13 @@ def det_jvp(A_t, A, out):
     return _trace_product(_cofactor(A, out), A_t)
 
 
-def slogdet_jvp(A_t, A):
-    """d log|det A| = tr(A^{-1} dA); the sign is piecewise constant: no tangent."""
-    return None, _trace_product(_inverse_t(A), A_t)
+def slogdet_jvp(A_t, A, out):
+    """d log|det A| = tr(A^{-1} dA) (its real part for complex A); the sign is piecewise constant for real A (no
+    tangent), and d sign = i sign Im tr(A^{-1} dA) for complex A."""
+    trace = _trace_product(_inverse_t(A), A_t)
+    if not R.is_complex(trace):
+        return None, trace
+    return 1j * out[0] * F.imag(trace), F.real(trace)
 
 
 def solve_jvp(A_t, B_t, A, B, out):
@@ -380,10 +399,10 @@ def solve_jvp(A_t, B_t, A, B, out):
 
 
 def cholesky_jvp(A_t, out):
-    """A = L L^T (A read from its lower triangle): dL = L Phi(L^{-1} dA L^{-T}), Phi(X) = tril(X) with its
+    """A = L L^H (A read from its lower triangle): dL = L Phi(L^{-1} dA L^{-H}), Phi(X) = tril(X) with its
     diagonal halved."""
     L_inv = linalg_inv(out)
-    P = L_inv @ _symmetric_from_lower(A_t) @ R.mT(L_inv)
+    P = L_inv @ _hermitian_from_lower(A_t) @ R.mH(L_inv)
     return out @ (R.lower_part(P) - 0.5 * P * np.eye(P.shape[-1]))
 
 
@@ -410,17 +429,23 @@ def _qr_square_jvp(dA, Q, R_):
 
 
 def eigh_jvp(A_t, out):
-    """A = V diag(L) V^T (A read from its lower triangle), P = V^T dA V: dL = diag(P),
+    """A = V diag(L) V^H (A read from its lower triangle), P = V^H dA V: dL = diag(P) (real),
     dV = V (P o E), E_ij = 1/(L_j - L_i) off the diagonal, 0 on it (distinct eigenvalues)."""
     L, V = out
-    P = R.mT(V) @ _symmetric_from_lower(A_t) @ V
-    return F.diagonal(P, 0, -2, -1), V @ (P * R.off_diagonal_inverse(R.as_row(L) - R.as_column(L)))
+    P = R.mH(V) @ _hermitian_from_lower(A_t) @ V
+    return _real_diagonal(P), V @ (P * R.off_diagonal_inverse(R.as_row(L) - R.as_column(L)))
+
+
+def _real_diagonal(P):
+    """The diagonal of a Hermitian P, as the real values it holds."""
+    d = F.diagonal(P, 0, -2, -1)
+    return F.real(d) if R.is_complex(d) else d
 
 
 def eigvalsh_jvp(A_t, A):
-    """dL = diag(V^T dA V), with V from A's eigh (A read from its lower triangle)."""
+    """dL = diag(V^H dA V), with V from A's eigh (A read from its lower triangle)."""
     V = linalg_eigh(A)[1]
-    return F.diagonal(R.mT(V) @ _symmetric_from_lower(A_t) @ V, 0, -2, -1)
+    return _real_diagonal(R.mH(V) @ _hermitian_from_lower(A_t) @ V)
 
 
 def svd_jvp(A_t, out, full_matrices):
@@ -495,4 +520,5 @@ def logdet(x):
 
 # ----- complex inputs: inv, det and solve conjugate (A^{-H}), as torch; the vector norm is real, its gradient ----
 # that of a real function of z. The other decompositions raise for complex values.
-allow_complex(linalg_vector_norm, linalg_inv, linalg_det, linalg_solve)
+allow_complex(linalg_vector_norm, linalg_inv, linalg_det, linalg_solve, linalg_slogdet, linalg_cholesky, linalg_eigh,
+              linalg_eigvalsh)
