@@ -84,3 +84,21 @@ def test_a_mul_by_a_number_saves_no_tensor_and_runs_twice_with_retain_graph() ->
     y.backward(retain_graph=True)
     y.backward()
     np.testing.assert_allclose(x.grad.data, [6.0, 6.0])
+
+
+def test_ops_on_two_tensors_take_their_own_keywords_on_the_fast_path() -> None:
+    """Ops whose two tensor parameters are not named (x, y) share mul's recording path; they still take their
+    parameters by name, and refuse unknown ones and extra arguments as Python would."""
+    g = fg.tensor([1.0, 2.0], requires_grad=True)
+    y = fg.tensor([0.5, 0.25], requires_grad=True)
+    by_position = fg.tanh_backward(g, y)
+    by_name = fg.tanh_backward(grad_output=g, output=y)
+    np.testing.assert_array_equal(by_name.data, by_position.data)
+    np.testing.assert_array_equal(by_name.data, g.data * (1 - y.data ** 2))
+    assert by_name.grad_fn.name() == "TanhBackwardBackward0"
+    z = fg.polar(abs=fg.tensor([2.0]), angle=fg.tensor([0.5]))
+    np.testing.assert_allclose(z.data, 2 * np.exp(0.5j))
+    with pytest.raises(TypeError, match="tanh_backward.*unexpected keyword argument 'grad'"):
+        fg.tanh_backward(g, grad=y)
+    with pytest.raises(TypeError, match="tanh_backward"):
+        fg.tanh_backward(g, y, y)

@@ -112,12 +112,9 @@ def _unary_op(spec: OpSpec, checked: bool, record: Callable[[tuple[Any, ...], An
         fn = x.grad_fn
         node._edges = ((fn, x.output_nr, shapes(shape, shape), data.dtype) if fn is not None
                        else (x._accumulator(), 0, shapes(shape, shape), data.dtype),)
-        result = new(Tensor)
-        result.data = out
-        result._requires_grad = True
-        result._grad = result._extra = None
-        result.grad_fn = node
-        result.output_nr = 0
+        result = new(Tensor)  # (Tensor._from_node, inline)
+        result.data, result.grad_fn, result.output_nr = out, node, 0
+        result._requires_grad, result._grad, result._extra = True, None, None
         result._version_counter = counter = [0]
         if saves_input:
             node._saved = (x,)
@@ -172,33 +169,21 @@ def _binary_op(spec: OpSpec, checked: bool, record: Callable[[tuple[Any, ...], A
         node.sequence_nr = next_sequence_nr()
         node._hooks = None
         # the edges (edge_to, inline: a call each costs a tenth of the recording)
+        edge_x = edge_y = NO_EDGE
         if grad_x:
-            data = x.data
-            shape = data.shape
-            dtype_x = data.dtype
-            fn = x.grad_fn
-            edge_x = ((fn, x.output_nr, shapes(shape, shape), dtype_x) if fn is not None
-                      else (x._accumulator(), 0, shapes(shape, shape), dtype_x))
-        else:
-            edge_x, dtype_x = NO_EDGE, None
+            fn, data = x.grad_fn, x.data
+            shape, dtype_x = shapes(s := data.shape, s), data.dtype
+            edge_x = (fn, x.output_nr, shape, dtype_x) if fn is not None else (x._accumulator(), 0, shape, dtype_x)
         if grad_y:
-            data = y.data
-            shape = data.shape
-            dtype_y = data.dtype
-            fn = y.grad_fn
-            edge_y = ((fn, y.output_nr, shapes(shape, shape), dtype_y) if fn is not None
-                      else (y._accumulator(), 0, shapes(shape, shape), dtype_y))
-        else:
-            edge_y, dtype_y = NO_EDGE, None
+            fn, data = y.grad_fn, y.data
+            shape, dtype_y = shapes(s := data.shape, s), data.dtype
+            edge_y = (fn, y.output_nr, shape, dtype_y) if fn is not None else (y._accumulator(), 0, shape, dtype_y)
         node._edges = (edge_x, edge_y)
-        if real_only and (dtype_x is not None and dtype_x.kind == "c" or dtype_y is not None and dtype_y.kind == "c"):
+        if real_only and (grad_x and dtype_x.kind == "c" or grad_y and dtype_y.kind == "c"):
             refuse_complex(spec, (x, y), out)
         result = new(Tensor)  # (Tensor._from_node, inline)
-        result.data = out
-        result._requires_grad = True
-        result._grad = result._extra = None
-        result.grad_fn = node
-        result.output_nr = 0
+        result.data, result.grad_fn, result.output_nr = out, node, 0
+        result._requires_grad, result._grad, result._extra = True, None, None
         result._version_counter = counter = [0]
         if crosswise:
             for_x = y if grad_x else None
