@@ -195,8 +195,24 @@ def power(X: Series, r: Any, y0: Any) -> Series:
         return natural_power(X, int(r)) if r else constant(y0, order(X))
     Y = _new(X, shape=X.shape[:1] + np.shape(y0))
     Y[0] = y0
-    for k in range(1, len(X)):
-        Y[k] = _dot(X[1: k + 1] * ((r + 1) * _ramp(1, k + 1, X.ndim) - k), Y[k - 1::-1]) / (k * X[0])
+    with np.errstate(divide="ignore", invalid="ignore"):  # x_0 = 0: the natural exponents are redone below
+        for k in range(1, len(X)):
+            Y[k] = _dot(X[1: k + 1] * ((r + 1) * _ramp(1, k + 1, X.ndim) - k), Y[k - 1::-1]) / (k * X[0])
+    natural = (np.round(r) == r) & (r >= 0)
+    if np.ndim(r) and natural.any():  # an array of exponents: its natural ones by products, exact at x_0 = 0
+        return np.where(natural, natural_powers(X, np.where(natural, r, 0).astype(np.int64), y0), Y)
+    return Y
+
+
+def natural_powers(X: Series, r: np.ndarray, y0: Any) -> Series:
+    """y = x^r for an array of naturals r (broadcasting against x; y0 = x_0^r): repeated squaring, each product
+    taken where the element's bit of r is set."""
+    Y = constant(np.ones_like(y0), order(X))
+    bits = int(r.max()).bit_length()
+    for b in range(bits):
+        Y = np.where((r >> b) & 1, product(Y, X), Y)
+        if b < bits - 1:
+            X = product(X, X)
     return Y
 
 
