@@ -437,3 +437,14 @@ def test_an_array_of_exponents_at_zero() -> None:
         np.testing.assert_allclose(nth_derivative(lambda u: u ** fg.tensor(r), n)(x), expected, rtol=1e-12)
     vandermonde = directional_derivative(lambda u: u[:, None] ** np.arange(4.0), 2)
     np.testing.assert_allclose(vandermonde(np.zeros(2), np.ones(2)), [[0.0, 0.0, 2.0, 0.0]] * 2)
+
+
+def test_a_real_series_meets_a_complex_one() -> None:
+    """The result of a product or quotient of a real and a complex series is complex: it was allocated with the
+    first operand's type, and the imaginary parts were dropped (x * z gave [1, 2] for [1 + 1.5j, 2 + 1j])."""
+    x, z = np.array([0.5, 2.0]), np.array([1 + 1j, 2 - 1j])
+    dx, dz = np.ones(2), np.full(2, 1j)
+    np.testing.assert_allclose(jet(lambda x, z: x * z, (x, z), ((dx,), (dz,)))[1][0], dx * z + x * dz)
+    np.testing.assert_allclose(jet(lambda x, z: z / x, (x, z), ((dx,), (dz,)))[1][0], (dz * x - z * dx) / x ** 2)
+    np.testing.assert_allclose(jet(lambda x: 1j / x, (x,), ((dx,),))[1][0], -1j / x ** 2)
+    np.testing.assert_allclose(nth_derivative(lambda u: fg.abs(u) * u, 1)(np.array([0.3 + 0.4j])), [0.68 + 0.24j])
