@@ -32,10 +32,15 @@ def constant(value: Any, K: int) -> Series:
     return np.stack([value] + [np.zeros_like(value)] * K)
 
 
-def _new(*like: Series, shape: tuple[int, ...]) -> Series:
-    """An uninitialized series of ``shape``, traced (recorded by ``jit``) when one of ``like`` is."""
+def _new(*like: Series, shape: tuple[int, ...], value: Any = None) -> Series:
+    """An uninitialized series of ``shape``, traced (recorded by ``jit``) when one of ``like`` is, of the type of
+    ``like`` and ``value`` together (a real series times a complex one is complex)."""
     proto = next((a for a in like if type(a) is not np.ndarray), like[0])
-    return np.empty_like(proto, shape=shape)
+    dtype = proto.dtype
+    if value is not None or len(like) > 1:
+        others = [a.dtype for a in like] + ([] if value is None else [getattr(value, "dtype", value)])
+        dtype = np.result_type(*others)
+    return np.empty_like(proto, dtype=dtype, shape=shape)
 
 
 def _dot(A: Series, B: Series) -> Any:
@@ -121,7 +126,7 @@ def _started(X: Series, *values: Any) -> list[Series]:
     """New series shaped like ``X``, one per value, each with its value as coefficient 0."""
     out = []
     for v in values:
-        Y = _new(X, shape=X.shape)
+        Y = _new(X, shape=X.shape, value=v)
         Y[0] = v
         out.append(Y)
     return out
@@ -170,7 +175,7 @@ def quotient(X: Series | None, Y: Series, z0: Any) -> Series:
     """z = x / y: y z = x, so z_k = (x_k - sum_{j=0}^{k-1} z_j y_{k-j}) / y_0 (x = None: a constant x)."""
     if X is not None:
         X, Y = align(X, Y)
-    Z = _new(Y, *(() if X is None else (X,)),
+    Z = _new(Y, *(() if X is None else (X,)), value=z0,
              shape=Y.shape[:1] + (np.shape(z0) if X is None else np.broadcast_shapes(X.shape[1:], Y.shape[1:])))
     Z[0] = z0
     for k in range(1, len(Y)):
@@ -193,10 +198,26 @@ def power(X: Series, r: Any, y0: Any) -> Series:
     x y' = r y x' gives y_k = (1 / (k x_0)) sum_{j=1}^{k} ((r + 1) j - k) x_j y_{k-j}."""
     if np.ndim(r) == 0 and float(r).is_integer() and r >= 0:
         return natural_power(X, int(r)) if r else constant(y0, order(X))
-    Y = _new(X, shape=X.shape[:1] + np.shape(y0))
+    Y = _new(X, shape=X.shape[:1] + np.shape(y0), value=y0)
     Y[0] = y0
-    for k in range(1, len(X)):
-        Y[k] = _dot(X[1: k + 1] * ((r + 1) * _ramp(1, k + 1, X.ndim) - k), Y[k - 1::-1]) / (k * X[0])
+    with np.errstate(divide="ignore", invalid="ignore"):  # x_0 = 0: the natural exponents are redone below
+        for k in range(1, len(X)):
+            Y[k] = _dot(X[1: k + 1] * ((r + 1) * _ramp(1, k + 1, X.ndim) - k), Y[k - 1::-1]) / (k * X[0])
+    natural = (np.round(r) == r) & (r >= 0)
+    if np.ndim(r) and natural.any():  # an array of exponents: its natural ones by products, exact at x_0 = 0
+        return np.where(natural, natural_powers(X, np.where(natural, r, 0).astype(np.int64), y0), Y)
+    return Y
+
+
+def natural_powers(X: Series, r: np.ndarray, y0: Any) -> Series:
+    """y = x^r for an array of naturals r (broadcasting against x; y0 = x_0^r): repeated squaring, each product
+    taken where the element's bit of r is set."""
+    Y = constant(np.ones_like(y0), order(X))
+    bits = int(r.max()).bit_length()
+    for b in range(bits):
+        Y = np.where((r >> b) & 1, product(Y, X), Y)
+        if b < bits - 1:
+            X = product(X, X)
     return Y
 
 

@@ -422,3 +422,29 @@ def test_a_value_with_a_series_read_as_a_plain_array_is_an_error() -> None:
     # values without a series (constants, NumPy's plain results of comparisons and arg-functions) are fine
     _, (term,) = jet(lambda t: t * np.argmax(t) + np.asarray(fg.ones(2)) * np.isclose(t, 1.0), (x,), ((v,),))
     np.testing.assert_array_equal(term, [1.0, 1.0])
+
+
+def test_an_array_of_exponents_at_zero() -> None:
+    """x ** r for an array r: its natural exponents by products (the recurrence divides by x_0, so x ** [2, 3]
+    at 0 gave NaN where the derivatives are 2 x, 3 x^2 -> 0, 0), the others by the recurrence."""
+    x = np.array([0.0, 0.0, 1.5, 0.0, -2.0])
+    r = np.array([2.0, 3.0, 2.5, 0.0, 4.0])
+    for n in range(1, 6):
+        falling = np.prod([r - i for i in range(n)], axis=0)  # r (r - 1) ... (r - n + 1): 0 for a natural r < n
+        with np.errstate(divide="ignore", invalid="ignore"):  # (0 ** -1 where the falling factorial is 0)
+            expected = np.where(falling == 0, 0.0, falling * x ** (r - n))
+        np.testing.assert_allclose(nth_derivative(lambda u: u ** r, n)(x), expected, rtol=1e-12)
+        np.testing.assert_allclose(nth_derivative(lambda u: u ** fg.tensor(r), n)(x), expected, rtol=1e-12)
+    vandermonde = directional_derivative(lambda u: u[:, None] ** np.arange(4.0), 2)
+    np.testing.assert_allclose(vandermonde(np.zeros(2), np.ones(2)), [[0.0, 0.0, 2.0, 0.0]] * 2)
+
+
+def test_a_real_series_meets_a_complex_one() -> None:
+    """The result of a product or quotient of a real and a complex series is complex: it was allocated with the
+    first operand's type, and the imaginary parts were dropped (x * z gave [1, 2] for [1 + 1.5j, 2 + 1j])."""
+    x, z = np.array([0.5, 2.0]), np.array([1 + 1j, 2 - 1j])
+    dx, dz = np.ones(2), np.full(2, 1j)
+    np.testing.assert_allclose(jet(lambda x, z: x * z, (x, z), ((dx,), (dz,)))[1][0], dx * z + x * dz)
+    np.testing.assert_allclose(jet(lambda x, z: z / x, (x, z), ((dx,), (dz,)))[1][0], (dz * x - z * dx) / x ** 2)
+    np.testing.assert_allclose(jet(lambda x: 1j / x, (x,), ((dx,),))[1][0], -1j / x ** 2)
+    np.testing.assert_allclose(nth_derivative(lambda u: fg.abs(u) * u, 1)(np.array([0.3 + 0.4j])), [0.68 + 0.24j])
