@@ -62,7 +62,17 @@ PROGRAMS: dict[str, Callable[[Any, Any], Any]] = {
     "eigh, phase-free": lambda m, z: (lambda V: (V * V.conj()).real[0].sum() + (V[:, :1] @ V[:, :1].mH).imag[1, 0])(
         m.linalg.eigh(_hermitian(m, z))[1]),
     "cholesky": lambda m, z: (m.linalg.cholesky(_hermitian(m, z)) * (1 + 2j)).real.sum(),
+    "svdvals": lambda m, z: (m.linalg.svdvals(_square(m, z)[:, :2]) * m.arange(1.0, 3.0)).sum(),
+    "svd, phase-free": lambda m, z: (lambda U, S, Vh: ((U * S) @ Vh[:2] * (1 - 1j)).real.sum()
+                                     + (U[:, :1] @ U[:, :1].mH).imag[0, 1])(
+        *m.linalg.svd(_square(m, z)[:2], full_matrices=False)),
+    "pinv": lambda m, z: (m.linalg.pinv(_square(m, z)[:, 1:]) * (2 + 1j)).real.sum(),
 }
+
+
+def _square(m: Any, z: Any) -> Any:
+    """A general complex 3 x 3 matrix built from z."""
+    return m.outer(z, z * 1j + 1) + m.diag(z * z) + m.eye(3)
 
 
 def _hermitian(m: Any, z: Any) -> Any:
@@ -140,9 +150,17 @@ def test_ops_without_complex_rules_refuse_to_differentiate_complex_values() -> N
 
 def test_decompositions_without_complex_rules_raise() -> None:
     A = fg.tensor(np.eye(3) + 0.1j * np.arange(9.0).reshape(3, 3), requires_grad=True)
-    for op in (fg.linalg.svd, fg.linalg.qr, fg.linalg.pinv):
+    for op in (fg.linalg.qr,):
         with pytest.raises(RuntimeError, match="derivative for complex values is not implemented"):
             op(A)
+
+
+def test_a_loss_on_the_phases_of_complex_singular_vectors_raises_torchs_error() -> None:
+    z = fg.tensor(Z, requires_grad=True)
+    U = fg.linalg.svd(_square(fg, z))[0]
+    with pytest.raises(RuntimeError, match="svd_backward: The singular vectors in the complex case are specified "
+                                           "up to multiplication by e\\^\\{i phi\\}"):
+        U.real.sum().backward()
 
 
 def test_a_loss_on_the_phases_of_complex_eigenvectors_raises_torchs_error() -> None:
@@ -204,6 +222,8 @@ FORWARD: dict[str, Callable[[Any, Any], Any]] = {
     "slogdet logabsdet": lambda m, z: m.linalg.slogdet(m.outer(z, z * 1j) + 2 * m.eye(3))[1],
     "eigvalsh": lambda m, z: m.linalg.eigvalsh(_hermitian(m, z)),
     "cholesky": lambda m, z: m.linalg.cholesky(_hermitian(m, z)),
+    "svdvals": lambda m, z: m.linalg.svdvals(_square(m, z)),
+    "pinv": lambda m, z: m.linalg.pinv(_square(m, z)[1:]),
 }
 T = np.array([1 + 2j, 3 - 1j, -0.5 + 0.25j])
 

@@ -372,3 +372,32 @@ def test_a_leaf_that_stopped_requiring_grad_gets_no_grad_as_torch() -> None:
     y.sum().backward()
     assert x.grad is None
     assert seen == ["hook", "post"]
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_every_stored_grad_is_a_copy_of_its_own(create_graph: bool) -> None:
+    """add's rule hands one gradient to both inputs; what ``backward`` stores in ``.grad`` (a leaf's, a retained one,
+    ``inputs=`` of a non-leaf) is a copy, as torch's, so an in-place change of one ``.grad`` (clipping, an optimizer
+    step) reaches no other. With ``create_graph`` the copy is recorded: the stored gradient can be differentiated."""
+    x = fg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    w = fg.tensor([4.0, 5.0, 6.0], requires_grad=True)
+    a, b = x * 2, w * 3
+    a.retain_grad()
+    b.retain_grad()
+    y = ((a + b) * fg.tensor([1.0, 2.0, 3.0])).sum()
+    y.backward(create_graph=create_graph)
+    for p, q in ((x, w), (a, b)):
+        assert p.grad is not q.grad and not np.shares_memory(p.grad.data, q.grad.data)
+        with fg.no_grad():
+            p.grad.mul_(0)
+        assert np.all(q.grad.data != 0)
+    np.testing.assert_array_equal(w.grad.data, [3.0, 6.0, 9.0])
+    c = x * x
+    d = c * 1.0
+    (c + d).sum().backward(inputs=[c, d], create_graph=create_graph)
+    assert c.grad is not d.grad and not np.shares_memory(c.grad.data, d.grad.data)
+    z = fg.tensor([1.0, 2.0], requires_grad=True)
+    (z ** 3).sum().backward(create_graph=create_graph)
+    if create_graph:
+        (gz,) = fg.autograd.grad(z.grad.sum(), z)
+        np.testing.assert_allclose(gz.data, 6 * z.data)

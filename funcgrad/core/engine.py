@@ -265,7 +265,7 @@ def _run_pre_hooks(node: Node, grads: list[Any], as_tensors: bool) -> list[Any]:
         if tensor is not None and grads[nr] is not None:
             g = grads[nr]
             if tensor.grad is None:
-                tensor.grad = g if type(g) is Tensor else Tensor(np.array(_as_array(g), copy=True))
+                tensor.grad = g.clone() if type(g) is Tensor else Tensor(np.array(_as_array(g), copy=True))  # (torch's)
             else:
                 tensor.grad = tensor.grad + g
     for fn in list(hooks.pre.values()):  # type: ignore[union-attr]
@@ -289,7 +289,7 @@ def _run_post_hooks(node: Node, grads_in: Any, grads_out: list[Any], tensors: bo
 def _accumulate_into(tensor: Any, grad: Any, as_tensors: bool) -> None:
     """``backward(inputs=...)`` on a non-leaf: add the captured gradient to its ``.grad``."""
     if tensor.grad is None:
-        tensor.grad = _as_tensor(grad) if as_tensors else _as_tensor(np.array(_as_array(grad), copy=True))
+        tensor.grad = _as_tensor(grad).clone() if as_tensors else _as_tensor(np.array(_as_array(grad), copy=True))
     else:
         tensor.grad = tensor.grad + grad
 

@@ -352,7 +352,9 @@ class AccumulateGrad(Node):
                 current = var._grad
                 if current is None:
                     if as_tensors:
-                        var._grad = grad if type(grad) is Tensor else Tensor(grad)
+                        # a copy, as torch's: a gradient may be another's too (add's rule passes one on to both
+                        # inputs), and an in-place change of one .grad (clipping) must not reach the other
+                        var._grad = grad.clone() if type(grad) is Tensor else Tensor(grad)
                     else:
                         var._grad = Tensor(owned(_as_array(grad), var.data.dtype))
                 elif as_tensors or current.requires_grad:

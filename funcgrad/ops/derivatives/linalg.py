@@ -300,50 +300,66 @@ def eigvalsh_grad(g, A):
 
 
 def svd_grad(g, out, full_matrices):
-    """A = U diag(S) V^T, V = Vh^T, k = min(m, n), E_ij = 1/(S_j^2 - S_i^2) off the diagonal, 0 on it:
-    gA = U [(skew(U^T gU) o E) S + S (skew(V^T gV) o E) + diag(gS)] V^T
-         + (I - U U^T) gU S^{-1} V^T + U S^{-1} gV^T (I - V V^T),   skew(X) = X - X^T.
-    The terms of an output that received no gradient are skipped, as torch: the singular values alone
-    give U diag(gS) V^T, finite at repeated (or zero) singular values too. With ``full_matrices`` the
-    columns of U and V past k are arbitrary bases: their gradients are ignored, as torch."""
+    """A = U diag(S) V^H, V = Vh^H, k = min(m, n), E_ij = 1/(S_j^2 - S_i^2) off the diagonal, 0 on it:
+    gA = U [(skew(U^H gU) o E) S + S (skew(V^H gV) o E) + diag(gS) + diag(i Im(U^H gU)_ii / S_i)] V^H
+         + (I - U U^H) gU S^{-1} V^H + U S^{-1} gV^H (I - V V^H),   skew(X) = X - X^H
+    (the Im term for complex A only). The terms of an output that received no gradient are skipped, as torch:
+    the singular values alone give U diag(gS) V^H, finite at repeated (or zero) singular values too. With
+    ``full_matrices`` the columns of U and V past k are arbitrary bases: their gradients are ignored, as torch.
+    Complex singular vectors are defined up to a common phase per pair: a loss that depends on it raises
+    torch's error."""
     gU, gS, gVh = g
     U, S, Vh = out
     m, n = U.shape[-2], Vh.shape[-1]
     k = min(m, n)
     if full_matrices and m != n:
-        U, Vh = R.column_slice(U, 0, k), R.mT(R.column_slice(R.mT(Vh), 0, k))
+        U, Vh = R.column_slice(U, 0, k), R.mH(R.column_slice(R.mH(Vh), 0, k))
         gU = None if gU is None else R.column_slice(gU, 0, k)
-        gVh = None if gVh is None else R.mT(R.column_slice(R.mT(gVh), 0, k))
+        gVh = None if gVh is None else R.mH(R.column_slice(R.mH(gVh), 0, k))
     if gU is None and gVh is None:
         return (U * R.as_row(gS)) @ Vh
     E = R.off_diagonal_inverse(R.as_row(S * S) - R.as_column(S * S))
     terms = [] if gS is None else [R.as_column(gS) * np.eye(k)]
+    UhgU = None if gU is None else R.mH(U) @ gU
+    VhgV = None if gVh is None else Vh @ R.mH(gVh)
+    if R.is_complex(U):
+        _check_phase_free(UhgU, VhgV)
     if gU is not None:
-        UtgU = R.mT(U) @ gU
-        terms.append((UtgU - R.mT(UtgU)) * E * R.as_row(S))
+        terms.append((UhgU - R.mH(UhgU)) * E * R.as_row(S))
+        if R.is_complex(UhgU):
+            terms.append(1j * F.imag(UhgU * np.eye(k)) / R.as_row(S))
     if gVh is not None:
-        VtgV = Vh @ R.mT(gVh)
-        terms.append(R.as_column(S) * (VtgV - R.mT(VtgV)) * E)
+        terms.append(R.as_column(S) * (VhgV - R.mH(VhgV)) * E)
     gA = U @ sum(terms[1:], terms[0]) @ Vh
     if m > k and gU is not None:
-        gA = gA + ((gU - U @ UtgU) / R.as_row(S)) @ Vh
+        gA = gA + ((gU - U @ UhgU) / R.as_row(S)) @ Vh
     if n > k and gVh is not None:
-        gA = gA + U @ ((gVh - R.mT(VtgV) @ Vh) / R.as_column(S))
+        gA = gA + U @ ((gVh - R.mH(VhgV) @ Vh) / R.as_column(S))
     return gA
 
 
+def _check_phase_free(UhgU, VhgV):
+    """torch's check (and tolerances) that a loss of complex singular vectors does not depend on their phases:
+    Im diag(U^H gU) = -Im diag(V^H gV)."""
+    u, v = (0.0 if X is None else np.imag(np.asarray(R.constant(X)).diagonal(0, -2, -1)) for X in (UhgU, VhgV))
+    if not np.allclose(u, -v, rtol=1e-2, atol=1e-2):
+        raise RuntimeError("svd_backward: The singular vectors in the complex case are specified up to "
+                           "multiplication by e^{i phi}. The specified loss function depends on this phase term, "
+                           "making it ill-defined.")
+
+
 def svdvals_grad(g, A):
-    """d S/dA = U diag(gS) V^T, with U, V from A's reduced SVD."""
+    """d S/dA = U diag(gS) V^H, with U, V from A's reduced SVD."""
     U, _, Vh = linalg_svd(A, full_matrices=False)
     return (U * R.as_row(g)) @ Vh
 
 
 def pinv_grad(g, A, out):
     """X = pinv(A), constant rank (Golub & Pereyra 1973):
-    gA = -X^T g X^T + (I - A X) g^T X X^T + X^T X g^T (I - X A)."""
-    X, Xt, gt = out, R.mT(out), R.mT(g)
-    return (-(Xt @ g @ Xt) + (gt - A @ (X @ gt)) @ (X @ Xt)
-            + (Xt @ X) @ (gt - (gt @ X) @ A))
+    gA = -X^H g X^H + (I - A X) g^H X X^H + X^H X g^H (I - X A)."""
+    X, Xh, gh = out, R.mH(out), R.mH(g)
+    return (-(Xh @ g @ Xh) + (gh - A @ (X @ gh)) @ (X @ Xh)
+            + (Xh @ X) @ (gh - (gh @ X) @ A))
 
 
 def vector_norm_grad(g, x, out, ord, dim, keepdim):  # noqa: A002
@@ -449,39 +465,44 @@ def eigvalsh_jvp(A_t, A):
 
 
 def svd_jvp(A_t, out, full_matrices):
-    """A = U diag(S) V^T (reduced, k = min(m, n)), P = U^T dA V, E_ij = 1/(S_j^2 - S_i^2) off the diagonal:
-    dS = diag(P), dU = U (E o (P S + S P^T)) + (I - U U^T) dA V S^{-1},
-    dV = V (E o (S P + P^T S)) + (I - V V^T) dA^T U S^{-1}, dVh = dV^T.
+    """A = U diag(S) V^H (reduced, k = min(m, n)), P = U^H dA V, E_ij = 1/(S_j^2 - S_i^2) off the diagonal:
+    dS = Re diag(P), dU = U (E o (P S + S P^H) + D) + (I - U U^H) dA V S^{-1},
+    dV = V (E o (S P + P^H S) - D) + (I - V V^H) dA^H U S^{-1}, dVh = dV^H, with D = diag(i Im P_ii / (2 S_i))
+    (0 for real A; the phases split evenly between U and V, as torch).
     With ``full_matrices`` and m != n the extra columns of U or V are arbitrary: not supported."""
     U, S, Vh = out
     m, n = U.shape[-2], Vh.shape[-1]
     if full_matrices and m != n:
         raise NotImplementedError("linalg.svd: forward-mode AD with full_matrices=True needs a square matrix (the "
                                   "extra singular vectors are arbitrary); use full_matrices=False")
-    V = R.mT(Vh)
-    P = R.mT(U) @ A_t @ V
+    V = R.mH(Vh)
+    P = R.mH(U) @ A_t @ V
     S_row, S_col = R.as_row(S), R.as_column(S)
     E = R.off_diagonal_inverse(R.as_row(S * S) - R.as_column(S * S))
-    dU = U @ (E * (P * S_row + S_col * R.mT(P)))
-    dV = V @ (E * (S_col * P + R.mT(P) * S_row))
+    Omega_U = E * (P * S_row + S_col * R.mH(P))
+    Omega_V = E * (S_col * P + R.mH(P) * S_row)
+    if R.is_complex(P):
+        D = 0.5j * F.imag(P * np.eye(P.shape[-1])) / S_row
+        Omega_U, Omega_V = Omega_U + D, Omega_V - D
+    dU, dV = U @ Omega_U, V @ Omega_V
     if m > n:
         dU = dU + (A_t @ V - U @ P) / S_row
     if n > m:
-        dV = dV + (R.mT(A_t) @ U - V @ R.mT(P)) / S_row
-    return dU, F.diagonal(P, 0, -2, -1), R.mT(dV)
+        dV = dV + (R.mH(A_t) @ U - V @ R.mH(P)) / S_row
+    return dU, _real_diagonal(P), R.mH(dV)
 
 
 def svdvals_jvp(A_t, A):
-    """dS = diag(U^T dA V), with U, V from A's reduced SVD."""
+    """dS = Re diag(U^H dA V), with U, V from A's reduced SVD."""
     U, _, Vh = linalg_svd(A, full_matrices=False)
-    return F.diagonal(R.mT(U) @ A_t @ R.mT(Vh), 0, -2, -1)
+    return _real_diagonal(R.mH(U) @ A_t @ R.mH(Vh))
 
 
 def pinv_jvp(A_t, A, out):
     """X = pinv(A), constant rank (Golub & Pereyra 1973):
-    dX = -X dA X + X X^T dA^T (I - A X) + (I - X A) dA^T X^T X."""
-    X, dAt = out, R.mT(A_t)
-    return -(X @ A_t @ X) + (X @ R.mT(X)) @ (dAt - (dAt @ A) @ X) + (dAt - X @ (A @ dAt)) @ (R.mT(X) @ X)
+    dX = -X dA X + X X^H dA^H (I - A X) + (I - X A) dA^H X^H X."""
+    X, dAh = out, R.mH(A_t)
+    return -(X @ A_t @ X) + (X @ R.mH(X)) @ (dAh - (dAh @ A) @ X) + (dAh - X @ (A @ dAh)) @ (R.mH(X) @ X)
 
 
 def vector_norm_jvp(x_t, x, out, ord, dim, keepdim):  # noqa: A002
@@ -521,4 +542,4 @@ def logdet(x):
 # ----- complex inputs: inv, det and solve conjugate (A^{-H}), as torch; the vector norm is real, its gradient ----
 # that of a real function of z. The other decompositions raise for complex values.
 allow_complex(linalg_vector_norm, linalg_inv, linalg_det, linalg_solve, linalg_slogdet, linalg_cholesky, linalg_eigh,
-              linalg_eigvalsh)
+              linalg_eigvalsh, linalg_svd, linalg_svdvals, linalg_pinv)
