@@ -109,6 +109,8 @@ def symmetric_recovery(pattern: sps.csr_array, colors: np.ndarray) -> tuple[np.n
     csr.sort_indices()
     rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
     cols = csr.indices
+    if not len(rows):  # no entries (SciPy indexes a sparse array by empty index arrays into a sparse result)
+        return rows, cols.astype(np.int64)
     n_colors = int(colors.max(initial=-1)) + 1
     counts = sps.csr_array((np.ones(len(rows), np.int64), (rows, colors[cols])), shape=(csr.shape[0], n_colors))
     in_row = counts[rows, colors[cols]] == 1

@@ -307,6 +307,8 @@ class _ElementwiseCheck(dispatch.Layer):
         aligned, mixed = self.aligned, self.mixed
         reads_x = False
         for a in inputs:
+            if not isinstance(a, Tensor):  # (None, a number: in neither table, where .get gives None)
+                continue
             if mixed.get(id(a)) is a:
                 self._mix(out, spec.name)
                 return

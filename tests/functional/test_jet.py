@@ -340,7 +340,8 @@ def test_jet_refuses_in_place_writes_of_values_with_a_series(f: Callable[[Any], 
     lambda x: fg.where(x > 0.7, x ** 3, fg.sin(x)) * fg.tensor(np.array([2.0, 3.0, 4.0])),  # constant factor
     lambda x: fg.clamp(fg.exp(x), 1.0, 2.0) + fg.tensor(1.5) * x.reshape(3),              # same-shape reshape
     lambda x: fg.maximum(x, 0.8) ** 2 / (1 + fg.abs(x)),
-], ids=["where", "clamp, reshape", "maximum, abs"])
+    lambda x: fg.nn.functional.elu(x) * fg.clamp(x, max=0.9),  # None tensor arguments (clamp's min) are no input
+], ids=["where", "clamp, reshape", "maximum, abs", "elu, clamp(max=)"])
 def test_elementwise_functions_pass_on_both_paths(f: Callable[[Any], Any]) -> None:
     x = np.array([0.5, 0.75, 1.0])
     expected = nested(f, x, 3)

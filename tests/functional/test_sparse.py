@@ -188,3 +188,11 @@ def test_the_pattern_of_np_pad_in_every_mode_it_moves_elements(mode: str) -> Non
     x = np.arange(1.0, 5.0)
     np.testing.assert_array_equal(ff.jacobian_sparsity(f)(x).toarray(), ff.jacrev(f)(x) != 0)
     np.testing.assert_allclose(ff.sparse_jacobian(f)(x).toarray(), ff.jacrev(f)(x))
+
+
+def test_an_empty_hessian_pattern() -> None:
+    """A pattern without entries (a linear function's, given): the recovery raised a TypeError, as SciPy indexes
+    a sparse array by empty index arrays into a sparse result."""
+    assert star_coloring(sps.csr_array((3, 3), dtype=bool)).shape == (3,)
+    H = ff.sparse_hessian(lambda x: fg.sum(x * 2), sparsity=np.zeros((3, 3)))(np.ones(3))
+    assert H.shape == (3, 3) and H.nnz == 0

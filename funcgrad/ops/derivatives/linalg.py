@@ -171,8 +171,8 @@ def _vector_norm(x, ord=2, dim=None, keepdim=False):  # noqa: A002
 
 # ----- rules --------------------------------------------------------------------------------
 def _right_solve(B, R_):
-    """B R^{-T} without forming the inverse: (R^{-1} B^T)^T."""
-    return R.mT(linalg_solve(R_, R.mT(B)))
+    """B R^{-H} without forming the inverse: (R^{-1} B^H)^H (R^{-T} for real R)."""
+    return R.mH(linalg_solve(R_, R.mH(B)))
 
 
 def _matrix_scale(s):
@@ -248,24 +248,24 @@ def cholesky_grad(g, out):
 
 def qr_grad(g, out):
     """A = QR (reduced). For m >= n (Liao et al. 2019):
-    gA = (gQ + Q copyltu(M)) R^{-T}, M = R gR^T - gQ^T Q, copyltu(M) = tril(M) + tril(M, -1)^T.
-    For m < n split A = [X | Y], R = [U | V] with X = QU square: gY = Q gV and gX is the square case
-    with gQ + Y gV^T in place of gQ. An output that received no gradient counts as 0."""
+    gA = (gQ + Q copyltu(M)) R^{-H}, M = R gR^H - gQ^H Q, copyltu(M) = tril(M, -1) + tril(M, -1)^H + Re diag(M)
+    (for complex A, whose R has a real diagonal, as LAPACK's). For m < n split A = [X | Y], R = [U | V] with
+    X = QU square: gY = Q gV and gX is the square case with gQ + Y gV^H in place of gQ. An output that received
+    no gradient counts as 0."""
     gQ, gR = R.zeros_for_undefined(g, out)
     Q, R_ = out
     m, n = Q.shape[-2], R_.shape[-1]
     if m >= n:
         return _qr_square_grad(gQ, gR, Q, R_)
     U, gU, V, gV = R.column_slice(R_, 0, m), R.column_slice(gR, 0, m), R.column_slice(R_, m, n), R.column_slice(gR, m, n)
-    gX = _qr_square_grad(gQ + (Q @ V) @ R.mT(gV), gU, Q, U)
+    gX = _qr_square_grad(gQ + (Q @ V) @ R.mH(gV), gU, Q, U)
     gY = Q @ gV
     return gX @ np.eye(n)[:m] + gY @ np.eye(n)[m:]  # [gX | gY]
 
 
 def _qr_square_grad(gQ, gR, Q, R_):
-    M = R_ @ R.mT(gR) - R.mT(gQ) @ Q
-    low = R.lower_part(M)
-    return _right_solve(gQ + Q @ (low + R.mT(low) - M * np.eye(M.shape[-1])), R_)
+    M = R_ @ R.mH(gR) - R.mH(gQ) @ Q
+    return _right_solve(gQ + Q @ _hermitian_from_lower(M), R_)
 
 
 def eigh_grad(g, out):
@@ -423,24 +423,27 @@ def cholesky_jvp(A_t, out):
 
 
 def qr_jvp(A_t, out):
-    """A = QR (reduced). For m >= n, with C = Q^T dA R^{-1} = Omega + dR R^{-1} (Omega skew, dR R^{-1} upper):
-    Omega = tril(C, -1) - tril(C, -1)^T, dR = (C - Omega) R, dQ = dA R^{-1} - Q (C - Omega).
-    For m < n split A = [X | Y], R = [U | V] with X = QU square: (dQ, dU) as above from dX, and
-    dV = Q^T (dY - dQ V)."""
+    """A = QR (reduced). For m >= n, with C = Q^H dA R^{-1} = Omega + dR R^{-1} (Omega skew-Hermitian, dR R^{-1}
+    upper with a real diagonal): Omega = tril(C, -1) - tril(C, -1)^H + i Im diag(C), dR = (C - Omega) R,
+    dQ = dA R^{-1} - Q (C - Omega). For m < n split A = [X | Y], R = [U | V] with X = QU square: (dQ, dU) as
+    above from dX, and dV = Q^H (dY - dQ V)."""
     Q, R_ = out
     m, n = Q.shape[-2], R_.shape[-1]
     if m >= n:
         return _qr_square_jvp(A_t, Q, R_)
     dQ, dU = _qr_square_jvp(R.column_slice(A_t, 0, m), Q, R.column_slice(R_, 0, m))
-    dV = R.mT(Q) @ (R.column_slice(A_t, m, n) - dQ @ R.column_slice(R_, m, n))
+    dV = R.mH(Q) @ (R.column_slice(A_t, m, n) - dQ @ R.column_slice(R_, m, n))
     return dQ, dU @ np.eye(n)[:m] + dV @ np.eye(n)[m:]  # [dU | dV]
 
 
 def _qr_square_jvp(dA, Q, R_):
-    dA_Rinv = _right_solve(dA, R.mT(R_))  # dA R^{-1}
-    C = R.mT(Q) @ dA_Rinv
-    strict = R.lower_part(C) - C * np.eye(C.shape[-1])
-    upper = C - strict + R.mT(strict)  # C - Omega = dR R^{-1}
+    dA_Rinv = _right_solve(dA, R.mH(R_))  # dA R^{-1}
+    C = R.mH(Q) @ dA_Rinv
+    diagonal = C * np.eye(C.shape[-1])
+    strict = R.lower_part(C) - diagonal
+    upper = C - strict + R.mH(strict)  # C - Omega = dR R^{-1}
+    if R.is_complex(C):
+        upper = upper - 1j * F.imag(diagonal)
     return dA_Rinv - Q @ upper, upper @ R_
 
 
@@ -542,4 +545,4 @@ def logdet(x):
 # ----- complex inputs: inv, det and solve conjugate (A^{-H}), as torch; the vector norm is real, its gradient ----
 # that of a real function of z. The other decompositions raise for complex values.
 allow_complex(linalg_vector_norm, linalg_inv, linalg_det, linalg_solve, linalg_slogdet, linalg_cholesky, linalg_eigh,
-              linalg_eigvalsh, linalg_svd, linalg_svdvals, linalg_pinv)
+              linalg_eigvalsh, linalg_svd, linalg_svdvals, linalg_pinv, linalg_qr)
