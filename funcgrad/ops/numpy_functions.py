@@ -247,6 +247,105 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
     return F.sum(F.mul(d, mid), ax)
 
 
+def _nan_extreme(name: str, extreme: Callable[..., Any], fill: float) -> Callable[..., Any]:
+    def nan_extreme(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = np._NoValue,
+                    where: Any = np._NoValue) -> Any:
+        _reject(name, out=out, initial=initial, where=where)
+        nan = F.isnan(a)
+        result = extreme(F.where(nan, fill, a), axis, keepdims)
+        return F.where(F.amin(nan, axis, keepdims), np.nan, result)  # all NaN: NaN, as NumPy (which warns)
+    nan_extreme.__doc__ = f"``np.{name}``: the {extreme.__name__[1:]} of the values that are not NaN."
+    return nan_extreme
+
+
+nanmax = implements(np.nanmax)(_nan_extreme("nanmax", F.amax, -np.inf))
+nanmin = implements(np.nanmin)(_nan_extreme("nanmin", F.amin, np.inf))
+
+
+@implements(np.quantile)
+def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+             method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Any:
+    """``np.quantile`` with the default 'linear' method: between the sorted values at floor and ceil of
+    q (n - 1), weighted by the fraction (the gradient splits the same way, as torch.quantile); a 1-D ``q``
+    puts its axis first, as NumPy."""
+    _reject("quantile", out=out)
+    if method != "linear" or weights is not None:
+        raise TypeError("np.quantile on Tensors supports method='linear' without weights only")
+    qs = np.asarray(_data(q), dtype=float)
+    if np.any((qs < 0) | (qs > 1)):
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    ndim = _ndim(a)
+    if axis is None:
+        a, ax = _flat(a), 0
+    else:
+        (ax,) = normalize_axis_tuple(axis, ndim)
+    n = np.shape(_data(a))[ax]
+    position = qs * (n - 1)
+    below = np.floor(position).astype(int)
+    above = np.minimum(below + 1, n - 1)
+    weight = position - below
+    ordered = sort(a, axis=ax)
+    if qs.ndim:  # one value per quantile along ax, weights shaped to broadcast there
+        weight = np.reshape(weight, (-1,) + (1,) * (_ndim(ordered) - ax - 1))
+    lead = (slice(None),) * ax
+    low, high = ordered[lead + (below,)], ordered[lead + (above,)]
+    result = F.add(low, F.mul(F.sub(high, low), weight))
+    if qs.ndim:
+        result = F.movedim(result, ax, 0)
+    if keepdims:
+        kept = (1,) * ndim if axis is None else tuple(1 if i == ax else d for i, d in enumerate(np.shape(_data(a))))
+        result = F.reshape(result, qs.shape + kept)
+    return result
+
+
+@implements(np.percentile)
+def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+               method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Any:
+    """``np.percentile``: ``np.quantile`` at q / 100."""
+    qs = np.asarray(_data(q), dtype=float)
+    if np.any((qs < 0) | (qs > 100)):
+        raise ValueError("Percentiles must be in the range [0, 100]")
+    return quantile(a, qs / 100, axis, out, overwrite_input, method, keepdims, weights=weights)
+
+
+@implements(np.median)
+def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False, keepdims: bool = False) -> Any:
+    """``np.median``: the middle value, or the mean of the two middle ones (NumPy's; torch.median takes the lower)."""
+    return quantile(a, 0.5, axis, out, keepdims=keepdims)
+
+
+@implements(np.cov)
+def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: int | None = None,
+        fweights: Any = None, aweights: Any = None, *, dtype: Any = None) -> Any:
+    """``np.cov``: the covariance of the variables in the rows (columns with ``rowvar=False``) of ``m`` and
+    ``y``, normalized by N - 1 (N with ``bias``, N - ``ddof`` given ``ddof``); no frequency or analytic weights."""
+    if fweights is not None or aweights is not None:
+        raise TypeError("np.cov on Tensors does not support fweights= or aweights=; compute without them")
+    if _ndim(m) > 2:
+        raise ValueError("m has more than 2 dimensions")
+    rows = [atleast_2d(v) for v in (m, y) if v is not None]
+    rows = [F.transpose(r, 0, 1) if not rowvar and np.shape(_data(r))[0] != 1 else r for r in rows]
+    X = F.cat(rows, 0) if len(rows) > 1 else rows[0]
+    if np.result_type(_data(X)).kind not in "fc":
+        X = F.to_copy(X, np.dtype(np.float64))
+    n = np.shape(_data(X))[1] - (ddof if ddof is not None else 0 if bias else 1)
+    X = F.sub(X, F.mean(X, 1, True))
+    c = F.div(F.matmul(X, mH(X)), n if n > 0 else 0)
+    return _cast(F.squeeze(c), dtype)
+
+
+@implements(np.corrcoef)
+def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -> Any:
+    """``np.corrcoef``: the covariances divided by the products of the standard deviations (real results
+    clipped to [-1, 1], as NumPy)."""
+    c = cov(x, y, rowvar, dtype=dtype)
+    if _ndim(c) == 0:
+        return F.div(c, c)
+    d = F.sqrt(F.real(F.diagonal(c, 0, 0, 1)))
+    c = F.div(F.div(c, F.reshape(d, (-1, 1))), F.reshape(d, (1, -1)))
+    return c if np.result_type(_data(c)).kind == "c" else F.clamp(c, -1.0, 1.0)
+
+
 # ----- products -------------------------------------------------------------------------------------------
 @implements(np.dot)
 def dot(a: Any, b: Any, out: Any = None) -> Any:
@@ -536,6 +635,23 @@ def append(arr: Any, values: Any, axis: int | None = None) -> Any:
     return concatenate([arr, values], axis)
 
 
+@implements(np.meshgrid)
+def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> tuple[Any, ...]:
+    """``np.meshgrid``: coordinate arrays from 1-D ones ('xy': the first two axes swapped, as NumPy; 'ij': as
+    given); ``sparse`` keeps each spread along its own axis only."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    n = len(xi)
+    axes = list(range(n))
+    if indexing == "xy" and n > 1:
+        axes[0], axes[1] = 1, 0
+    grids = [F.reshape(x, tuple(-1 if d == axes[i] else 1 for d in range(n))) for i, x in enumerate(xi)]
+    if sparse:
+        return tuple(grids)
+    shape = np.broadcast_shapes(*(np.shape(_data(g)) for g in grids))
+    return tuple(F.clone(F.broadcast_to(g, shape)) if copy else F.broadcast_to(g, shape) for g in grids)
+
+
 # ----- selection and rearrangement ------------------------------------------------------------------------
 @implements(np.where)
 def where(condition: Any, x: Any = None, y: Any = None) -> Any:
@@ -547,6 +663,36 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     if getattr(condition, "dtype", np.bool_) != np.bool_:  # NumPy reads the truth of the values: no derivative
         condition = F.ne(condition, 0)
     return F.where(condition, x, y)
+
+
+@implements(np.select)
+def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0) -> Any:
+    """``np.select``: where the first true condition's choice, else ``default``."""
+    if len(condlist) != len(choicelist):
+        raise ValueError("list of cases must be same length as list of conditions")
+    result = default
+    for i, (condition, choice) in reversed(list(enumerate(zip(condlist, choicelist)))):
+        if np.result_type(_data(condition)) != np.bool_:
+            raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
+        result = F.where(condition, choice, result)
+    return result
+
+
+@implements(np.nan_to_num)
+def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Any:
+    """``np.nan_to_num``: NaN, inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default 0 and the
+    largest and smallest finite floats); no gradient reaches the replaced entries. Complex values: each part."""
+    kind = np.result_type(_data(x)).kind
+    if kind == "c":
+        parts = [nan_to_num(part, copy, nan, posinf, neginf) for part in (F.real(x), F.imag(x))]
+        return F.add(parts[0], F.mul(parts[1], 1j))
+    if kind != "f":
+        return F.clone(x)
+    info = np.finfo(np.result_type(_data(x)))
+    big = info.max if posinf is None else posinf
+    small = info.min if neginf is None else neginf
+    return F.where(F.isnan(x), nan, F.where(F.isinf(x), F.where(F.gt(x, 0), big, small), x))
 
 
 @implements(np.clip)
@@ -720,6 +866,59 @@ def _like(make: Callable[..., Any]) -> Callable[..., Any]:
 
 for _make in (np.zeros_like, np.ones_like, np.empty_like, np.full_like):
     implements(_make)(_like(_make))
+
+
+# ----- polynomials, interpolation, elementwise compositions ------------------------------------------------------
+@implements(np.polyval)
+def polyval(p: Any, x: Any) -> Any:
+    """``np.polyval``: p[0] x^(n-1) + ... + p[n-1], by Horner's rule."""
+    n = np.shape(_data(p))[0]
+    result = F.mul(x, 0)
+    for i in range(n):
+        result = F.add(F.mul(result, x), p[i])
+    return result
+
+
+@implements(np.interp)
+def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period: Any = None) -> Any:
+    """``np.interp``: the piecewise-linear interpolant through (xp, fp) (xp increasing) at x, ``left``/``right``
+    (fp's ends by default) outside; differentiable in x, xp and fp."""
+    if period is not None:
+        raise TypeError("np.interp on Tensors does not support period=")
+    x, xp, fp = (v if isinstance(v, Tensor) else np.asarray(v) for v in (x, xp, fp))
+    n = np.shape(_data(xp))[0]
+    if n == 0:
+        raise ValueError("array of sample points is empty")
+    left = fp[0] if left is None else left
+    right = fp[n - 1] if right is None else right
+    if n == 1:
+        inside = F.add(F.mul(x, 0), fp[0])
+    else:
+        j = np.clip(np.searchsorted(_data(xp), _data(x), side="right") - 1, 0, n - 2)
+        x0, f0 = F.take_along_dim(xp, j.ravel(), 0), F.take_along_dim(fp, j.ravel(), 0)
+        slope = F.div(F.sub(F.take_along_dim(fp, j.ravel() + 1, 0), f0),
+                      F.sub(F.take_along_dim(xp, j.ravel() + 1, 0), x0))
+        inside = F.reshape(F.add(F.mul(slope, F.sub(_flat(x), x0)), f0), np.shape(_data(x)))
+    return F.where(F.lt(x, xp[0]), left, F.where(F.gt(x, xp[n - 1]), right, inside))
+
+
+@implements(np.sinc)
+def sinc(x: Any) -> Any:
+    """``np.sinc``: sin(t) / t, t = pi x; for |x| < 1e-3 its series 1 - t^2/6 + t^4/120 - t^6/5040 (exact to
+    rounding there), so that every derivative is right at and near 0 (torch's rule gives 0 for the second
+    derivative at 0, where it is -pi^2/3)."""
+    small = F.lt(F.abs(x), 1e-3)
+    t = F.mul(F.where(small, 1.0, x), np.pi)
+    t2 = F.square(F.mul(F.where(small, x, 0.0), np.pi))
+    series = F.add(1.0, F.mul(t2, F.add(-1 / 6, F.mul(t2, F.add(1 / 120, F.mul(t2, -1 / 5040))))))
+    return F.where(small, series, F.div(F.sin(t), t))
+
+
+@implements(np.fix)
+def fix(x: Any, out: Any = None) -> Any:
+    """``np.fix``: rounded towards zero (zero gradient, as trunc)."""
+    _reject("fix", out=out)
+    return F.trunc(x)
 
 
 # ----- 1-D convolution (the table's convolution op) ---------------------------------------------------------

@@ -59,6 +59,13 @@ SAMPLES: dict[Any, list[S]] = {
     np.cumulative_prod: [S(A(2, 3), axis=0), S(A(3), include_initial=True)],
     np.ptp: [S(_DISTINCT), S(_DISTINCT, axis=1, keepdims=True)],
     np.nansum: [S(_WITH_NAN), S(_WITH_NAN, axis=0, keepdims=True)], np.nanmean: [S(_WITH_NAN), S(_WITH_NAN, axis=1)],
+    np.nanmax: [S(_WITH_NAN), S(_WITH_NAN, axis=1, keepdims=True)], np.nanmin: [S(_WITH_NAN, axis=0)],
+    np.quantile: [S(_DISTINCT, 0.3), S(_DISTINCT, [0.1, 0.5, 1.0], axis=0),
+                  S(_DISTINCT, [0.2, 0.9], axis=-1, keepdims=True)],
+    np.percentile: [S(_DISTINCT, 40), S(_DISTINCT, [10, 75], axis=1)],
+    np.median: [S(_DISTINCT), S(_DISTINCT, axis=1), S(_DISTINCT, axis=0, keepdims=True)],
+    np.cov: [S(A(3, 5)), S(A(5, 3), rowvar=False), S(A(4), A(4), bias=True), S(C(2, 4))],
+    np.corrcoef: [S(A(3, 5)), S(A(5), A(5)), S(A(4, 3), rowvar=False)],
     np.trapezoid: [S(A(2, 5)), S(A(2, 5), np.sort(A(5))), S(A(3, 2), dx=0.5, axis=0),
                    S(A(2, 4), np.sort(A(2, 4), axis=1))],
     # ----- products ---------------------------------------------------------------------------------------
@@ -82,6 +89,7 @@ SAMPLES: dict[Any, list[S]] = {
     np.column_stack: [S([A(3), A(3, 2)])],
     np.split: [S(A(6), 3), S(A(2, 5), [1, 3], axis=1)], np.array_split: [S(A(7), 3), S(A(3, 4), 2, axis=1)],
     np.dstack: [S([A(2, 3), A(2, 3)]), S([A(3), A(3)])], np.hsplit: [S(A(2, 4), 2), S(A(5), [2])],
+    np.meshgrid: [S(A(3), A(2)), S(A(3), A(2), A(2), indexing="ij"), S(A(2), A(3), sparse=True)],
     np.vsplit: [S(A(4, 2), [1])], np.dsplit: [S(A(2, 2, 4), 2)],
     np.append: [S(A(2, 3), A(2)), S(A(2, 3), A(1, 3), axis=0)],
     # ----- selection and rearrangement --------------------------------------------------------------------
@@ -98,7 +106,16 @@ SAMPLES: dict[Any, list[S]] = {
     np.fliplr: [S(A(2, 3))], np.flipud: [S(A(2, 3))],
     np.rot90: [S(A(2, 3)), S(A(2, 3), 2), S(A(2, 3, 4), -1, (2, 0))],
     np.copy: [S(A(3))], np.astype: [S(A(3), np.float64)], np.round: [S(np.array([0.26, -1.12]), 1)],
+    np.select: [S([np.array([True, False, False]), np.array([True, True, False])], [A(3), A(3)], A(3))],
+    np.nan_to_num: [S(np.array([0.5, np.nan, np.inf, -np.inf])),
+                    S(np.array([np.nan, 1.5, np.inf]), nan=2.0, posinf=3.0)],
+    np.fix: [S(np.array([0.5, -1.5, 2.7]))],
     np.around: [S(np.array([0.2, -1.2]))],
+    # ----- polynomials, interpolation, elementwise compositions ---------------------------------------------
+    np.polyval: [S(A(4), A(2, 3)), S([1.0, -2.0, 0.5], A(3))],
+    np.interp: [S(np.array([-3.0, -0.4, 0.35, 0.8, 3.0]), np.array([-1.0, 0.0, 0.5, 1.5]), A(4)),
+                S(np.array([0.2, 1.1]), np.array([-1.0, 0.0, 0.5, 1.5]), A(4), left=-5.0, right=A())],
+    np.sinc: [S(np.array([0.0, 0.3, -1.2, 5e-4]))],
     # ----- 1-D convolution ---------------------------------------------------------------------------------
     np.correlate: [S(A(6), A(3)), S(A(5), A(4), "same"), S(A(2), A(4), "full")],
     np.convolve: [S(A(6), A(3)), S(A(5), A(2), "same"), S(A(3), A(5), "valid")],
