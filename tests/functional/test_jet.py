@@ -449,3 +449,42 @@ def test_a_real_series_meets_a_complex_one() -> None:
     np.testing.assert_allclose(jet(lambda x, z: z / x, (x, z), ((dx,), (dz,)))[1][0], (dz * x - z * dx) / x ** 2)
     np.testing.assert_allclose(jet(lambda x: 1j / x, (x,), ((dx,),))[1][0], -1j / x ** 2)
     np.testing.assert_allclose(nth_derivative(lambda u: fg.abs(u) * u, 1)(np.array([0.3 + 0.4j])), [0.68 + 0.24j])
+
+
+# ----- broadcasting between arguments ----------------------------------------------------------------------
+BINARY: dict[str, Callable[[Any, Any], Any]] = {
+    "mul": lambda a, b: a * b, "div": lambda a, b: a / (2 + b * b), "pow": lambda a, b: (1.5 + fg.sin(a)) ** b,
+    "sub": lambda a, b: a - fg.exp(b), "maximum": lambda a, b: fg.maximum(a, b) * a,
+    "where": lambda a, b: fg.where(a > b, a * b, b), "matmul": lambda a, b: fg.matmul(a, fg.tanh(b)),
+}
+SHAPES = [((3, 1), (1, 4)), ((4,), (3, 4)), ((), (2, 3)), ((2, 4, 4), (4, 4))]
+
+
+def nested_along_curves(f: Callable[..., Any], primals: list[np.ndarray], terms: list[list[np.ndarray]],
+                        orders: int) -> list[np.ndarray]:
+    """d^k/dt^k f(x_1(t), ...) at t = 0 for x_i(t) = x_i + sum_k terms_i[k] t^k / k!, by reverse-over-reverse in t."""
+    t = fg.tensor(0.0, requires_grad=True)
+    curves = [fg.tensor(p) + sum(fg.tensor(c) * t ** k / math.factorial(k) for k, c in enumerate(s, 1))
+              for p, s in zip(primals, terms)]
+    y, out = f(*curves), []
+    for _ in range(orders):
+        u = fg.zeros(y.shape, requires_grad=True)
+        (dt,) = fg.autograd.grad(y, t, grad_outputs=u, create_graph=True)
+        (y,) = fg.autograd.grad(dt, u, create_graph=True)
+        out.append(y.data.copy())
+    return out
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(st.sampled_from(sorted(BINARY)), st.sampled_from(SHAPES), st.integers(0, 2 ** 16), st.booleans())
+def test_jet_of_two_broadcasting_arguments_matches_nested_reverse_mode(name: str, shapes: Any, seed: int,
+                                                                       swap: bool) -> None:
+    shapes = SHAPES[3] if name == "matmul" else shapes  # (batches of square matrices: either way round)
+    shapes = shapes[::-1] if swap else shapes
+    rng = np.random.default_rng(seed)
+    primals = [rng.uniform(-1, 1, s) for s in shapes]
+    terms = [[rng.uniform(-1, 1, s) for _ in range(4)] for s in shapes]
+    f = BINARY[name]
+    _, got = jet(f, primals, terms)
+    for k, expected in enumerate(nested_along_curves(f, primals, terms, 4)):
+        np.testing.assert_allclose(got[k], expected, rtol=1e-9, atol=1e-9)
