@@ -296,3 +296,40 @@ def test_norm_of_integers_is_a_float_and_clip_takes_no_bounds() -> None:
     t = fg.tensor(_A, requires_grad=True)
     np.testing.assert_array_equal(np.clip(t).detach().numpy(), np.clip(_A))
     assert gradcheck(lambda x: np.clip(x, None, None), (t,))
+
+
+_DTYPE_CALLS = {
+    "sum": lambda a: np.sum(a, dtype=int), "prod": lambda a: np.prod(a, dtype=int),
+    "mean": lambda a: np.mean(a, dtype=int), "cumsum": lambda a: np.cumsum(a, dtype=int),
+    "cumprod": lambda a: np.cumprod(a, dtype=np.int32), "trace": lambda a: np.trace(np.diag(a), dtype=int),
+    "cumulative_sum": lambda a: np.cumulative_sum(a, dtype=int), "nansum": lambda a: np.nansum(a, dtype=int),
+    "add.reduce": lambda a: np.add.reduce(a, dtype=int), "add.accumulate": lambda a: np.add.accumulate(a, dtype=int),
+    "sum float32": lambda a: np.sum(a, dtype=np.float32), "sin float32": lambda a: np.sin(a, dtype=np.float32),
+    "multiply.outer float32": lambda a: np.multiply.outer(a, a, dtype=np.float32),
+    "add.reduce int16": lambda a: np.add.reduce(a, dtype=np.int16),
+    "add.accumulate int16": lambda a: np.add.accumulate(a, dtype=np.int16),
+}
+
+
+@pytest.mark.parametrize("name", list(_DTYPE_CALLS))
+def test_dtype_is_the_type_numpy_computes_in(name: str) -> None:
+    """``dtype=`` converts the input first: ``np.sum([1.5, 1.5, 2.7], dtype=int)`` is 1 + 1 + 2 = 4 in NumPy; it
+    was 5 (the float sum converted), and ``np.sin(t, dtype=np.float32)`` was sin in float64 rounded."""
+    values = np.array([1.5, 1.5, 2.7, -0.6])
+    call = _DTYPE_CALLS[name]
+    got, expected = call(fg.tensor(values, requires_grad=True)), call(values)
+    assert got.dtype == np.asarray(expected).dtype
+    np.testing.assert_array_equal(got.detach().numpy(), expected)
+
+
+def test_dtype_conversions_numpy_refuses_raise() -> None:
+    """``np.add(t, 1, dtype=int)`` and ``np.concatenate([t, t], dtype=int)`` of a float Tensor truncated the values;
+    NumPy raises unless ``casting='unsafe'``."""
+    t = fg.tensor([1.5, 2.7], requires_grad=True)
+    with pytest.raises(TypeError, match="Cannot cast ufunc 'add' input 0 from dtype\\('float64'\\) to "
+                                        "dtype\\('int64'\\) with casting rule 'same_kind'"):
+        np.add(t, 1, dtype=int)
+    for join in (np.concatenate, np.stack, np.vstack, np.hstack):
+        with pytest.raises(TypeError, match="according to the rule 'same_kind'"):
+            join([t, t], dtype=int)
+    np.testing.assert_array_equal(np.concatenate([t, t], dtype=int, casting="unsafe").numpy(), [1, 2, 1, 2])

@@ -81,6 +81,26 @@ def _cast(result: Any, dtype: Any) -> Any:
     return F.to_copy(result, np.dtype(dtype))
 
 
+def _as(a: Any, dtype: Any) -> Any:
+    """``a`` converted to ``dtype`` before a reduction, as NumPy's ``dtype=`` (the type it accumulates in):
+    ``np.sum([1.5, 2.7], dtype=int)`` is 1 + 2 (the result is then cast too: the op may widen small ints)."""
+    if dtype is None or np.dtype(dtype) == np.result_type(_data(a)):
+        return a
+    return F.to_copy(a, np.dtype(dtype)) if isinstance(a, Tensor) else np.asarray(a, np.dtype(dtype))
+
+
+def _joined(result: Any, arrays: Sequence[Any], dtype: Any, casting: str) -> Any:
+    """A join's ``result`` as ``dtype``, after NumPy's check of each input against the ``casting`` rule."""
+    if dtype is None:
+        return result
+    for a in arrays:
+        source = np.result_type(_data(a))
+        if not np.can_cast(source, dtype, casting):  # type: ignore[arg-type]
+            raise TypeError(f"Cannot cast array data from {source!r} to {np.dtype(dtype)!r} according to the rule "
+                            f"{casting!r}")
+    return _cast(result, dtype)
+
+
 def _flat(a: Any) -> Any:
     return F.reshape(a, (-1,))
 
@@ -98,7 +118,7 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: 
         initial: Any = np._NoValue, where: Any = np._NoValue) -> Any:
     """``np.sum``."""
     _reject("sum", out=out, initial=initial, where=where)
-    return _cast(F.sum(a, axis, keepdims), dtype)
+    return _cast(F.sum(_as(a, dtype), axis, keepdims), dtype)
 
 
 @implements(np.mean)
@@ -106,7 +126,7 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims:
          where: Any = np._NoValue) -> Any:
     """``np.mean``."""
     _reject("mean", out=out, where=where)
-    return _cast(F.mean(a, axis, keepdims), dtype)
+    return _cast(F.mean(_as(a, dtype), axis, keepdims), dtype)
 
 
 @implements(np.prod)
@@ -114,7 +134,7 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims:
          initial: Any = np._NoValue, where: Any = np._NoValue) -> Any:
     """``np.prod``."""
     _reject("prod", out=out, initial=initial, where=where)
-    return _cast(F.prod(a, axis, keepdims), dtype)
+    return _cast(F.prod(_as(a, dtype), axis, keepdims), dtype)
 
 
 @implements(np.var)
@@ -173,6 +193,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
 def cumsum(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Any:
     """``np.cumsum`` (over the flattened array without an axis)."""
     _reject("cumsum", out=out)
+    a = _as(a, dtype)
     return _cast(F.cumsum(_flat(a), 0) if axis is None else F.cumsum(a, axis), dtype)
 
 
@@ -180,6 +201,7 @@ def cumsum(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) 
 def cumprod(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Any:
     """``np.cumprod`` (over the flattened array without an axis)."""
     _reject("cumprod", out=out)
+    a = _as(a, dtype)
     return _cast(F.cumprod(_flat(a), 0) if axis is None else F.cumprod(a, axis), dtype)
 
 
@@ -215,12 +237,12 @@ def _cumulative(name: str, scan: Callable[..., Any], identity: float) -> Callabl
             if _ndim(x) != 1:
                 raise ValueError("For arrays which have more than one dimension ``axis`` argument is required.")
             axis = 0
-        result = scan(x, axis)
+        result = _cast(scan(_as(x, dtype), axis), dtype)
         if include_initial:
             shape = list(np.shape(_data(result)))
             shape[axis] = 1
             result = F.cat([np.full(shape, identity, np.result_type(_data(result))), result], axis)
-        return _cast(result, dtype)
+        return result
     cumulative.__doc__ = f"``np.{name}`` (the Array API's scan: ``include_initial`` puts {identity:g} first)."
     return cumulative
 
@@ -422,7 +444,7 @@ def kron(a: Any, b: Any) -> Any:
 def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None, out: Any = None) -> Any:
     """``np.trace``: the sums along diagonals."""
     _reject("trace", out=out)
-    return _cast(F.sum(F.diagonal(a, offset, axis1, axis2), -1), dtype)
+    return _cast(F.sum(F.diagonal(_as(a, dtype), offset, axis1, axis2), -1), dtype)
 
 
 # ----- matrices and shapes --------------------------------------------------------------------------------
@@ -537,7 +559,7 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, out: Any = None, dt
     """``np.concatenate`` (of the flattened arrays when ``axis`` is None)."""
     _reject("concatenate", out=out)
     arrays = [_flat(a) for a in arrays] if axis is None else list(arrays)
-    return _cast(F.cat(arrays, 0 if axis is None else axis), dtype)
+    return _joined(F.cat(arrays, 0 if axis is None else axis), arrays, dtype, casting)
 
 
 @implements(np.stack)
@@ -545,20 +567,20 @@ def stack(arrays: Sequence[Any], axis: int = 0, out: Any = None, *, dtype: Any =
           casting: str = "same_kind") -> Any:
     """``np.stack``."""
     _reject("stack", out=out)
-    return _cast(F.stack(list(arrays), axis), dtype)
+    return _joined(F.stack(list(arrays), axis), arrays, dtype, casting)
 
 
 @implements(np.hstack)
 def hstack(tup: Sequence[Any], *, dtype: Any = None, casting: str = "same_kind") -> Any:
     """``np.hstack``: along the first axis for 1-D arrays, else the second."""
     arrays = [atleast_1d(a) for a in tup]
-    return _cast(F.cat(arrays, 0 if _ndim(arrays[0]) == 1 else 1), dtype)
+    return _joined(F.cat(arrays, 0 if _ndim(arrays[0]) == 1 else 1), arrays, dtype, casting)
 
 
 @implements(np.vstack)
 def vstack(tup: Sequence[Any], *, dtype: Any = None, casting: str = "same_kind") -> Any:
     """``np.vstack``: rows stacked (1-D arrays become rows)."""
-    return _cast(F.cat([atleast_2d(a) for a in tup], 0), dtype)
+    return _joined(F.cat([atleast_2d(a) for a in tup], 0), tup, dtype, casting)
 
 
 @implements(np.column_stack)

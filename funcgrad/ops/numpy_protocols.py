@@ -109,7 +109,8 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
 
 
 def _ufunc_call(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """The slower forms: keywords (``out``, ``dtype``), and the ufunc methods."""
+    """The slower forms: keywords (``out``, ``dtype``), and the ufunc methods. ``dtype`` is the type NumPy
+    computes in: the inputs are converted to it first (so ``np.add.reduce([1.5, 2.7], dtype=int)`` is 3)."""
     out = kwargs.pop("out", None)
     dtype = kwargs.pop("dtype", None)
     if method == "__call__":
@@ -117,9 +118,9 @@ def _ufunc_call(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: d
         if op is None:
             raise _no_rule(f"NumPy's ufunc '{ufunc.__name__}'")
         _unsupported(f"np.{ufunc.__name__}", kwargs)
-        if out is not None:
-            return _into(out, op, inputs, dtype)
-        return _cast(op(*inputs), dtype)
+        if dtype is not None:
+            inputs = tuple(_convert(x, dtype, f"ufunc '{ufunc.__name__}' input {i}") for i, x in enumerate(inputs))
+        return op(*inputs) if out is None else _into(out, op, inputs)
     if method in ("reduce", "accumulate"):
         table = _REDUCE if method == "reduce" else _ACCUMULATE
         if ufunc not in table:
@@ -128,18 +129,22 @@ def _ufunc_call(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: d
         keepdims = kwargs.pop("keepdims", False) if method == "reduce" else None
         _unsupported(f"np.{ufunc.__name__}.{method}", kwargs)
         (x,) = inputs
+        if dtype is not None:  # a reduction converts its input to dtype whatever the kinds (NumPy's 'unsafe')
+            x = _convert(x, dtype, None)
         if axis is None:
             if method == "accumulate":
                 raise ValueError("accumulate does not allow multiple axes")
             x, axis = F.reshape(x, (-1,)), 0
         args = (axis, keepdims) if method == "reduce" else (axis,)
         if out is not None:
-            return _into(out, table[ufunc], (x, *args), dtype)  # type: ignore[index]
-        return _cast(table[ufunc](x, *args), dtype)  # type: ignore[index]
+            return _into(out, table[ufunc], (x, *args))  # type: ignore[index]
+        result = table[ufunc](x, *args)  # type: ignore[index]
+        return result if dtype is None else _convert(result, dtype, None)  # (the op may widen small ints)
     if method == "outer" and ufunc in UFUNCS:
         _unsupported(f"np.{ufunc.__name__}.outer", kwargs)
-        x, y = inputs
-        return _cast(UFUNCS[ufunc](F.reshape(x, np.shape(x) + (1,) * np.ndim(y)), y), dtype)
+        x, y = (x if dtype is None else _convert(x, dtype, f"ufunc '{ufunc.__name__}' input {i}")
+                for i, x in enumerate(inputs))
+        return UFUNCS[ufunc](F.reshape(x, np.shape(x) + (1,) * np.ndim(y)), y)
     raise _no_rule(f"NumPy's np.{ufunc.__name__}.{method}")
 
 
@@ -149,11 +154,19 @@ def _unsupported(name: str, kwargs: dict[str, Any]) -> None:
                         f"compute without them (e.g. select with np.where instead of where=)")
 
 
-def _cast(result: Any, dtype: Any) -> Any:
-    return result if dtype is None else F.to_copy(result, np.dtype(dtype))
+def _convert(x: Any, dtype: Any, checked: str | None) -> Any:
+    """``x`` as ``dtype`` (a differentiable copy for a Tensor); ``checked`` names it in NumPy's error when the
+    conversion is not 'same_kind' (None: any conversion)."""
+    dtype = np.dtype(dtype)
+    source = x.dtype if isinstance(x, Tensor) else np.asarray(x).dtype
+    if checked is not None and not np.can_cast(source, dtype, "same_kind"):
+        raise TypeError(f"Cannot cast {checked} from {source!r} to {dtype!r} with casting rule 'same_kind'")
+    if source == dtype:
+        return x
+    return F.to_copy(x, dtype) if isinstance(x, Tensor) else np.asarray(x, dtype)
 
 
-def _into(out: Any, op: Callable[..., Any], args: tuple[Any, ...], dtype: Any) -> Tensor:
+def _into(out: Any, op: Callable[..., Any], args: tuple[Any, ...]) -> Tensor:
     """``out=target``: the in-place op on ``target`` (its old value stands in wherever it is an input)."""
     (target,) = out if isinstance(out, tuple) else (out,)
     if not isinstance(target, Tensor):
@@ -161,7 +174,7 @@ def _into(out: Any, op: Callable[..., Any], args: tuple[Any, ...], dtype: Any) -
                         "the graph; drop out= or pass a Tensor")
 
     def compute(old: Any, *operands: Any) -> Any:
-        return _cast(op(*[old if a is target else a for a in operands]), dtype)
+        return op(*[old if a is target else a for a in operands])
 
     compute.__name__ = getattr(op, "__name__", "out")
     return inplace(target, compute, *args)
