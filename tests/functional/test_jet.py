@@ -488,3 +488,32 @@ def test_jet_of_two_broadcasting_arguments_matches_nested_reverse_mode(name: str
     _, got = jet(f, primals, terms)
     for k, expected in enumerate(nested_along_curves(f, primals, terms, 4)):
         np.testing.assert_allclose(got[k], expected, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["exp * tanh", "x * y", "x / y", "pow", "sqrt", "erf", "sigmoid", "sum", "matmul"])
+def test_jet_agrees_with_jax_jet(name: str) -> None:
+    """Same signature, coefficient convention (derivatives along the curve) and results as jax.experimental.jet."""
+    jax = pytest.importorskip("jax")
+    from jax.experimental.jet import jet as jax_jet
+    jnp = jax.numpy
+    pairs: dict[str, tuple[Callable[..., Any], Callable[..., Any], int]] = {
+        "exp * tanh": (lambda x: fg.exp(x) * fg.tanh(x), lambda x: jnp.exp(x) * jnp.tanh(x), 1),
+        "x * y": (lambda x, y: x * y, lambda x, y: x * y, 2),
+        "x / y": (lambda x, y: x / (2 + y), lambda x, y: x / (2 + y), 2),
+        "pow": (lambda x, y: (2 + x) ** y, lambda x, y: (2 + x) ** y, 2),
+        "sqrt": (lambda x: fg.sqrt(2 + x), lambda x: jnp.sqrt(2 + x), 1),
+        "erf": (fg.erf, jax.scipy.special.erf, 1),
+        "sigmoid": (fg.sigmoid, jax.nn.sigmoid, 1),
+        "sum": (lambda x: fg.sum(x ** 2), lambda x: jnp.sum(x ** 2), 1),
+        "matmul": (fg.matmul, jnp.matmul, 2),
+    }
+    ours, theirs, n_args = pairs[name]
+    rng = np.random.default_rng(4)
+    primals = tuple(rng.uniform(-0.9, 0.9, (3, 3)) for _ in range(n_args))
+    series = tuple([rng.uniform(-1, 1, (3, 3)) for _ in range(5)] for _ in range(n_args))
+    y0, terms = jet(ours, primals, series)
+    with jax.enable_x64(True):
+        j0, jterms = jax_jet(theirs, tuple(map(jnp.asarray, primals)), tuple(list(map(jnp.asarray, s)) for s in series))
+        np.testing.assert_allclose(y0, np.asarray(j0), rtol=1e-12)
+        for got, expected in zip(terms, jterms, strict=True):
+            np.testing.assert_allclose(got, np.asarray(expected), rtol=1e-10, atol=1e-12)
