@@ -89,7 +89,6 @@ class _JetLayer(dispatch.Layer):
             self.track(out, result, taylor.degree(spec.taylor, degrees, self.order))
         return out
 
-
     def inplace(self, tensor: Any, op: str, args: tuple[Any, ...] = ()) -> None:
         # an in-place write would change the value, and the series of it and of every alias, behind this layer
         values = [*_aliases(tensor), *(v for a in args for v in (a if isinstance(a, tuple | list) else (a,)))]
@@ -99,8 +98,8 @@ class _JetLayer(dispatch.Layer):
                                "fg.where or fg.cat instead of y[i] = ...), or use nested reverse mode (autograd.grad "
                                "with create_graph=True)")
 
-
     def converted(self, tensor: Any) -> None:
+        # an array of it would be a constant along the curve
         if self.entry(tensor)[0] is not None:
             raise NoTaylorRule("jet: a value with a Taylor series is read as a plain NumPy array (np.asarray, "
                                "np.array or .numpy()), which would make it a constant along the curve; keep it a "
@@ -233,7 +232,7 @@ def nth_derivative(f: Callable[[Any], Any], n: int) -> Callable[[Any], Any]:
         shape = np.shape(_array(x))
         out = _derivative_along(f, x, np.ones(shape), n, _nested_elementwise, elementwise=True)
         if np.size(_array(out)) == 1 and np.shape(_array(out)) != shape and int(np.prod(shape)) == 1:
-            out = out.reshape(shape)  # f of a one-element x may return its value in any one-element shape
+            out = np.reshape(out, shape)  # f of a one-element x may return its value in any one-element shape
         if np.shape(_array(out)) != shape:
             raise ValueError(f"nth_derivative: f must return one value per element of x (an array of x's shape "
                              f"{shape}), got shape {np.shape(_array(out))}")
