@@ -97,8 +97,8 @@ def test_a_ufunc_without_a_rule_names_itself_and_the_way_out() -> None:
         np.cbrt(x)
     with pytest.raises(TypeError, match=r"np\.subtract\.reduce has no derivative rule"):
         np.subtract.reduce(x)
-    with pytest.raises(TypeError, match=r"numpy\.linalg\.lstsq has no derivative rule"):
-        np.linalg.lstsq(np.eye(2), x)
+    with pytest.raises(TypeError, match=r"numpy\.linalg\.eig has no derivative rule"):
+        np.linalg.eig(x * np.eye(2))
     with pytest.raises(TypeError, match="where"):
         np.add(x, 1.0, where=np.array([True, False]))
     assert x.grad is None and x._version == 0  # nothing happened

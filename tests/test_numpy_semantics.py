@@ -333,3 +333,16 @@ def test_dtype_conversions_numpy_refuses_raise() -> None:
         with pytest.raises(TypeError, match="according to the rule 'same_kind'"):
             join([t, t], dtype=int)
     np.testing.assert_array_equal(np.concatenate([t, t], dtype=int, casting="unsafe").numpy(), [1, 2, 1, 2])
+
+
+@pytest.mark.parametrize("call", [lambda x: np.linalg.pinv(x, rcond=0.5), lambda x: fg.linalg.pinv(x, atol=0.9),
+                                  lambda x: np.linalg.lstsq(x, np.arange(3.0), rcond=0.5)[0]])
+@pytest.mark.parametrize("complex_", [False, True])
+def test_pinv_that_drops_singular_values_has_their_derivative(call: Any, complex_: bool) -> None:
+    """A cutoff that drops a singular value that is not 0 (0.46 of [1.96, 1.37, 0.46] for rcond=0.5) makes pinv
+    the inverse of a lower-rank matrix, whose derivative is not Golub-Pereyra's constant-rank formula: the
+    gradient was that formula's (as torch's), off by up to 0.16 from finite differences; now through the SVD."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 4)) + (1j * rng.standard_normal((3, 4)) if complex_ else 0)
+    assert gradcheck(call, (fg.tensor(a, requires_grad=True),), check_forward_ad=True)
+    assert gradgradcheck(call, (fg.tensor(a, requires_grad=True),))

@@ -1193,10 +1193,42 @@ def multi_dot(arrays: Sequence[Any], *, out: Any = None) -> Any:
     return result
 
 
+@implements(np.linalg.lstsq)
+def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Any, Any, Any, Any]:
+    """``np.linalg.lstsq``: (x, residuals, rank, s) with x = pinv(a) b minimizing |b - a x|, singular values below
+    ``rcond`` times the largest counted as 0 (``rcond`` defaults to eps max(m, n), as NumPy); the residuals
+    sum |b - a x|^2 when a has full column rank and more rows than columns (else they are empty); the rank is
+    a plain int; s are a's singular values."""
+    m, n = np.shape(_data(a))[-2:]
+    if rcond is None:
+        rcond = np.finfo(np.result_type(_data(a), 1.0)).eps * max(m, n)
+    x = F.matmul(linalg_pinv(a, rtol=rcond), b)
+    s = linalg_svdvals(a)
+    singular = np.asarray(_data(s))
+    rank = np.int32(np.sum(singular > rcond * singular.max(initial=0.0)))
+    if rank == n and m > n:
+        misfit = F.abs(F.sub(b, F.matmul(a, x)))
+        residuals = F.reshape(F.sum(F.mul(misfit, misfit), 0), (-1,))
+    else:
+        residuals = np.empty((0,), np.result_type(singular))
+    return x, residuals, rank, s
+
+
+@implements(np.linalg.cond)
+def cond(x: Any, p: Any = None) -> Any:
+    """``np.linalg.cond``: the condition number, largest over smallest singular value (p None or 2, the inverse
+    for -2), else norm(x, p) norm(inv(x), p)."""
+    if p is None or p in (2, -2):
+        s = linalg_svdvals(x)
+        largest, smallest = F.amax(s, -1), F.amin(s, -1)
+        return F.div(largest, smallest) if p != -2 else F.div(smallest, largest)
+    return F.mul(norm(x, p, (-2, -1)), norm(linalg_inv(x), p, (-2, -1)))
+
+
 # ----- no derivative: NumPy's own results on the data -----------------------------------------------------
 _plain(np.argmax, np.argmin, np.argsort, np.nonzero, np.argwhere, np.flatnonzero, np.count_nonzero, np.any,
        np.all, np.isclose, np.allclose, np.array_equal, np.size, np.result_type, np.searchsorted,
-       np.may_share_memory, np.shares_memory, np.iscomplexobj, np.isrealobj)
+       np.may_share_memory, np.shares_memory, np.iscomplexobj, np.isrealobj, np.linalg.matrix_rank)
 
 
 @implements(np.shape)

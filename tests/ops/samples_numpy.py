@@ -137,6 +137,8 @@ SAMPLES: dict[Any, list[S]] = {
     np.linalg.vector_norm: [S(A(3, 4)), S(A(3, 4), axis=1, ord=3, keepdims=True)],
     np.linalg.matrix_norm: [S(A(2, 3, 4)), S(A(3, 4), ord="nuc", keepdims=True)],
     np.linalg.svdvals: [S(A(2, 3, 4))],
+    np.linalg.lstsq: [S(A(5, 3), A(5)), S(A(5, 3), A(5, 2)), S(A(2, 4), A(2))],
+    np.linalg.cond: [S(_WELL), S(_WELL, -2), S(_WELL, np.inf), S(_WELL, "fro")],
 }
 
 # entry points without a derivative: the result is NumPy's own, a plain array or Python value
@@ -148,7 +150,7 @@ PLAIN: dict[Any, list[S]] = {
     np.array_equal: [S(_DISTINCT, _DISTINCT)], np.shape: [S(_DISTINCT)], np.ndim: [S(_DISTINCT)],
     np.size: [S(_DISTINCT)], np.result_type: [S(_DISTINCT, 1.0)], np.searchsorted: [S(np.sort(_DISTINCT[0]), 0.5)],
     np.may_share_memory: [S(_DISTINCT, A(2))], np.shares_memory: [S(_DISTINCT, A(2))],
-    np.iscomplexobj: [S(_DISTINCT)], np.isrealobj: [S(_DISTINCT)],
+    np.iscomplexobj: [S(_DISTINCT)], np.isrealobj: [S(_DISTINCT)], np.linalg.matrix_rank: [S(_WELL)],
 }
 
 # constructors from a Tensor's shape and dtype: a new Tensor that does not require grad (ready for writes)

@@ -54,6 +54,10 @@ def test_value_is_numpys_and_a_tensor_with_the_graph(entry: Any, case: S) -> Non
     got = _outputs(fn(*inputs))
     assert len(got) == len(expected)
     for g, e in zip(got, expected):
+        if len(expected) > 1 and (np.result_type(e).kind not in "fc" or np.size(e) == 0):  # lstsq's rank, residuals
+            assert not isinstance(g, fg.Tensor) and np.result_type(g) == np.result_type(e)
+            np.testing.assert_array_equal(g, e)
+            continue
         assert isinstance(g, fg.Tensor), f"{_name(entry)} returned {type(g).__name__}, not a Tensor"
         assert g.requires_grad and g.dtype == np.result_type(e)
         np.testing.assert_allclose(g.detach().numpy(), e, rtol=1e-12, atol=1e-12)

@@ -145,12 +145,22 @@ def _pinv(A, atol=None, rtol=None, hermitian=False):
 
     As torch, rtol defaults to max(m, n) * eps when neither tolerance is given, else to 0.
     """
+    return np.linalg.pinv(A, rtol=_relative_cutoff(A, atol, rtol), hermitian=hermitian)
+
+
+def _relative_cutoff(A, atol, rtol):
+    """pinv's cutoff relative to the largest singular value: rtol, or atol / largest if larger."""
     if rtol is None:
-        rtol = max(np.shape(A)[-2:]) * np.finfo(np.result_type(A, 1.0)).eps if not atol else 0.0
+        rtol = _rounding(A) if not atol else 0.0
     if atol:
         largest = np.linalg.norm(A, 2, axis=(-2, -1))
         rtol = np.maximum(rtol, atol / np.where(largest == 0, 1, largest))
-    return np.linalg.pinv(A, rtol=rtol, hermitian=hermitian)
+    return rtol
+
+
+def _rounding(A):
+    """max(m, n) eps: singular values this small relative to the largest are zero to rounding."""
+    return max(np.shape(A)[-2:]) * np.finfo(np.result_type(A, 1.0)).eps
 
 
 def _vector_norm(x, ord=2, dim=None, keepdim=False):  # noqa: A002
@@ -354,12 +364,31 @@ def svdvals_grad(g, A):
     return (U * R.as_row(g)) @ Vh
 
 
-def pinv_grad(g, A, out):
+def pinv_grad(g, A, out, atol, rtol):
     """X = pinv(A), constant rank (Golub & Pereyra 1973):
-    gA = -X^H g X^H + (I - A X) g^H X X^H + X^H X g^H (I - X A)."""
+    gA = -X^H g X^H + (I - A X) g^H X X^H + X^H X g^H (I - X A).
+    When the tolerances drop singular values that are not zero to rounding, X = V S^+ U^H is not of A's rank and
+    that formula is not its derivative (torch uses it all the same): the gradient then goes through the SVD."""
+    kept = _truncated(A, atol, rtol)
+    if kept is not None:
+        U, S, Vh = linalg_svd(A, full_matrices=False)
+        inverse = F.where(kept, 1 / F.where(kept, S, 1.0), 0.0)
+        V, Uh, gh = R.mH(Vh), R.mH(U), R.mH(g)
+        gS = -F.real(F.diagonal(Vh @ g @ U, 0, -2, -1)) * inverse * inverse
+        return svd_grad(((gh @ V) * R.as_row(inverse), gS, R.as_column(inverse) * (Uh @ gh)), (U, S, Vh), False)
     X, Xh, gh = out, R.mH(out), R.mH(g)
     return (-(Xh @ g @ Xh) + (gh - A @ (X @ gh)) @ (X @ Xh)
             + (Xh @ X) @ (gh - (gh @ X) @ A))
+
+
+def _truncated(A, atol, rtol):
+    """Where pinv keeps A's singular values (a bool array), when its cutoff drops some that are not zero to
+    rounding; None when it keeps all those (pinv then has A's rank)."""
+    a = np.asarray(R.constant(A))
+    S = np.linalg.svd(a, compute_uv=False)
+    largest = S[..., :1]
+    kept = S > np.asarray(_relative_cutoff(a, atol, rtol))[..., None] * largest
+    return kept if np.any(~kept & (S > _rounding(a) * largest)) else None
 
 
 def vector_norm_grad(g, x, out, ord, dim, keepdim):  # noqa: A002
@@ -501,9 +530,18 @@ def svdvals_jvp(A_t, A):
     return _real_diagonal(R.mH(U) @ A_t @ R.mH(Vh))
 
 
-def pinv_jvp(A_t, A, out):
+def pinv_jvp(A_t, A, out, atol, rtol):
     """X = pinv(A), constant rank (Golub & Pereyra 1973):
-    dX = -X dA X + X X^H dA^H (I - A X) + (I - X A) dA^H X^H X."""
+    dX = -X dA X + X X^H dA^H (I - A X) + (I - X A) dA^H X^H X; through the SVD when the tolerances drop singular
+    values that are not zero to rounding (as the VJP)."""
+    kept = _truncated(A, atol, rtol)
+    if kept is not None:
+        U, S, Vh = linalg_svd(A, full_matrices=False)
+        dU, dS, dVh = svd_jvp(A_t, (U, S, Vh), False)
+        inverse = F.where(kept, 1 / F.where(kept, S, 1.0), 0.0)
+        Uh = R.mH(U)
+        return (R.mH(dVh) * R.as_row(inverse)) @ Uh + R.mH(Vh) @ (R.as_column(inverse) * R.mH(dU)) \
+            - (R.mH(Vh) * R.as_row(dS * inverse * inverse)) @ Uh
     X, dAh = out, R.mH(A_t)
     return -(X @ A_t @ X) + (X @ R.mH(X)) @ (dAh - (dAh @ A) @ X) + (dAh - X @ (A @ dAh)) @ (R.mH(X) @ X)
 
