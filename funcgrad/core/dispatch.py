@@ -41,8 +41,9 @@ class Layer:
         """Told that ``op`` (e.g. ``"mul"`` for ``mul_``) is about to change ``tensor`` in place, with ``args``."""
 
     def converted(self, tensor: Any) -> None:
-        """Told that ``tensor`` is about to be read as a plain NumPy array (``np.asarray(t)``, ``t.numpy()``): what
-        the layer attaches to it would be lost; it may raise."""
+        """Told that ``tensor`` is about to be read as a plain NumPy array or Python number (``np.asarray(t)``,
+        ``t.numpy()``, ``t.item()``, ``float(t)``, ``t.tolist()``): what the layer attaches to it would be lost; it
+        may raise."""
 
 
 class _ThreadLayers(threading.local):

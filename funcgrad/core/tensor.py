@@ -381,10 +381,14 @@ class Tensor:
         """The value of a one-element tensor as a Python number."""
         if self.data.size != 1:
             raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted to Scalar")
+        if DISPATCH.active:  # a layer (jet) may carry a series for it, which the number would drop
+            DISPATCH.note_converted(self)
         return self.data.item()
 
     def tolist(self) -> Any:
         """Nested Python lists of the values."""
+        if DISPATCH.active:
+            DISPATCH.note_converted(self)
         return self.data.tolist()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:

@@ -101,9 +101,10 @@ class _JetLayer(dispatch.Layer):
     def converted(self, tensor: Any) -> None:
         # an array of it would be a constant along the curve
         if self.entry(tensor)[0] is not None:
-            raise NoTaylorRule("jet: a value with a Taylor series is read as a plain NumPy array (np.asarray, "
-                               "np.array or .numpy()), which would make it a constant along the curve; keep it a "
-                               "Tensor (NumPy's functions take Tensors), or use nested reverse mode")
+            raise NoTaylorRule("jet: a value with a Taylor series is read as a plain NumPy array or Python number "
+                               "(np.asarray, .numpy(), float(), .item(), .tolist()), which would make it a constant "
+                               "along the curve; keep it a Tensor (NumPy's functions take Tensors), or use nested "
+                               "reverse mode")
 
 
 def _aliases(tensor: Tensor) -> list[Tensor]:

@@ -411,14 +411,18 @@ def test_a_float32_argument_gives_float32_derivatives_and_lists_are_arrays() -> 
 
 
 def test_a_value_with_a_series_read_as_a_plain_array_is_an_error() -> None:
-    """np.asarray(x) or x.numpy() inside jet made x a constant along the curve (zero series, silently); now
-    NoTaylorRule names it, and nth_derivative's nested reverse mode raises torch's "Can't call numpy()"."""
+    """np.asarray(x), x.numpy(), float(x[0]), x.item(), x.tolist() inside jet made the value a constant along the
+    curve (its series dropped, silently); now NoTaylorRule names it, and nth_derivative's nested reverse mode
+    raises torch's "Can't call numpy()" (float() and item() warn there, as torch)."""
     x, v = np.array([0.5, 1.0]), np.ones(2)
     for f in (lambda t: np.sin(np.asarray(t)), lambda t: fg.sin(fg.tensor(t.numpy())) * t):
         with pytest.raises(NoTaylorRule, match="read as a plain NumPy array"):
             jet(f, (x,), ((v,),))
         with pytest.raises(RuntimeError, match="Can't call numpy"):
             nth_derivative(f, 1)(x)
+    for f in (lambda t: t * float(t[0]), lambda t: t * t[1].item(), lambda t: t * fg.tensor(t.tolist())):
+        with pytest.raises(NoTaylorRule, match="Python number"):  # x * float(x[0]) gave the series of 0.5 x
+            jet(f, (x,), ((v,),))
     assert not DISPATCH.active
     # values without a series (constants, NumPy's plain results of comparisons and arg-functions) are fine
     _, (term,) = jet(lambda t: t * np.argmax(t) + np.asarray(fg.ones(2)) * np.isclose(t, 1.0), (x,), ((v,),))
