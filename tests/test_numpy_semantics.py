@@ -346,3 +346,15 @@ def test_pinv_that_drops_singular_values_has_their_derivative(call: Any, complex
     a = rng.standard_normal((3, 4)) + (1j * rng.standard_normal((3, 4)) if complex_ else 0)
     assert gradcheck(call, (fg.tensor(a, requires_grad=True),), check_forward_ad=True)
     assert gradgradcheck(call, (fg.tensor(a, requires_grad=True),))
+
+
+def test_complex_values_numpy_accepts_in_sign_imag_and_correlations() -> None:
+    """``np.sign`` of a complex Tensor is z / |z| (NumPy 2, torch's sgn), ``np.imag`` of a real one is 0, and
+    ``np.correlate``/``np.convolve`` take complex sequences: all three raised (torch's sign and imag refuse them,
+    and the convolution op is real)."""
+    z = np.array([1 + 1j, -2 + 0.5j, 0.3 - 1j])
+    np.testing.assert_allclose(np.sign(fg.tensor(z)).numpy(), np.sign(z))
+    np.testing.assert_array_equal(np.imag(fg.tensor([1.0, 2.0], requires_grad=True)).detach().numpy(), [0.0, 0.0])
+    v = np.array([0.5 - 1j, 2j])
+    for fn in (np.correlate, np.convolve):
+        np.testing.assert_allclose(fn(fg.tensor(z), fg.tensor(v), "full").numpy(), fn(z, v, "full"))

@@ -950,9 +950,19 @@ def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
     n, m = np.shape(_data(a))[0], np.shape(_data(v))[0]
     if n < m:  # NumPy's rule: correlate the other way round, reversed and conjugated
         return F.flip(F.conj(correlate(v, a, mode)), (0,))
-    pad = {"valid": (0, 0), "full": (m - 1, m - 1), "same": (m // 2, m - 1 - m // 2)}[mode]
-    out = F.convolution(F.reshape(a, (1, 1, n)), F.reshape(F.conj(v), (1, 1, m)), None, (1,), (pad,), (1,), 1)
-    return F.reshape(out, (-1,))
+    pads = {"valid": (0, 0), "full": (m - 1, m - 1), "same": (m // 2, m - 1 - m // 2)}
+    if mode not in pads:
+        raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+
+    def real(x: Any, w: Any) -> Any:  # the table's convolution (real values): sum_n x[n + k] w[n]
+        out = F.convolution(F.reshape(x, (1, 1, n)), F.reshape(w, (1, 1, m)), None, (1,), (pads[mode],), (1,), 1)
+        return F.reshape(out, (-1,))
+
+    if np.result_type(_data(a), _data(v)).kind != "c":
+        return real(a, v)
+    # a conj(v) = (ar ar' + ai vi) + i (ai vr - ar vi), for a = ar + i ai and v = vr + i vi
+    ar, ai, vr, vi = F.real(a), _imaginary_part(a), F.real(v), _imaginary_part(v)
+    return F.add(F.add(real(ar, vr), real(ai, vi)), F.mul(F.sub(real(ai, vr), real(ar, vi)), 1j))
 
 
 @implements(np.convolve)
@@ -972,8 +982,12 @@ def real(val: Any) -> Any:
 
 @implements(np.imag)
 def imag(val: Any) -> Any:
-    """``np.imag``."""
-    return F.imag(val)
+    """``np.imag``: zeros for real values, as NumPy (torch's imag raises there)."""
+    return _imaginary_part(val)
+
+
+def _imaginary_part(x: Any) -> Any:
+    return F.imag(x) if np.result_type(_data(x)).kind == "c" else F.mul(x, 0)
 
 
 @implements(np.angle)

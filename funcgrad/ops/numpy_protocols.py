@@ -65,7 +65,12 @@ def _vecdot(x: Any, y: Any) -> Any:
     return F.sum(F.mul(F.conj(x), y), -1)
 
 
-UFUNCS.update({np.deg2rad: _deg2rad, np.radians: _deg2rad, np.rad2deg: _rad2deg, np.degrees: _rad2deg,
+def _sign(x: Any) -> Any:
+    """NumPy's sign: -1, 0 or 1, and z / |z| for complex z (torch's sgn)."""
+    return F.sgn(x) if np.result_type(x.dtype if isinstance(x, Tensor) else x).kind == "c" else F.sign(x)
+
+
+UFUNCS.update({np.sign: _sign, np.deg2rad: _deg2rad, np.radians: _deg2rad, np.rad2deg: _rad2deg, np.degrees: _rad2deg,
                np.logaddexp2: _logaddexp2, np.vecdot: _vecdot})
 
 

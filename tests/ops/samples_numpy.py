@@ -32,7 +32,7 @@ SAMPLES: dict[Any, list[S]] = {
     np.hypot: [S(P(3), A(3))], np.sinh: [S(A(3))], np.cosh: [S(A(3))], np.tanh: [S(A(3))],
     np.arcsinh: [S(A(3))], np.arccosh: [S(A(3, lo=1.2, hi=3))], np.arctanh: [S(A(3, lo=-0.8, hi=0.8))],
     np.absolute: [S(np.array([0.5, -1.0, 2.0]))], np.fabs: [S(np.array([0.5, -1.0, 2.0]))],
-    np.sign: [S(np.array([0.5, -1.0, 2.0]))], np.floor: [S(np.array([0.5, -1.2, 2.3]))],
+    np.sign: [S(np.array([0.5, -1.0, 2.0])), S(C(3))], np.floor: [S(np.array([0.5, -1.2, 2.3]))],
     np.ceil: [S(np.array([0.5, -1.2, 2.3]))], np.rint: [S(np.array([0.2, -1.2, 2.3]))],
     np.trunc: [S(np.array([0.5, -1.2, 2.3]))],
     np.maximum: [S(np.array([0.5, -1.0, 2.0]), np.array([1.0, -2.0, 0.0]))],
@@ -117,10 +117,11 @@ SAMPLES: dict[Any, list[S]] = {
                 S(np.array([0.2, 1.1]), np.array([-1.0, 0.0, 0.5, 1.5]), A(4), left=-5.0, right=A())],
     np.sinc: [S(np.array([0.0, 0.3, -1.2, 5e-4]))],
     # ----- 1-D convolution ---------------------------------------------------------------------------------
-    np.correlate: [S(A(6), A(3)), S(A(5), A(4), "same"), S(A(2), A(4), "full")],
-    np.convolve: [S(A(6), A(3)), S(A(5), A(2), "same"), S(A(3), A(5), "valid")],
+    np.correlate: [S(A(6), A(3)), S(A(5), A(4), "same"), S(A(2), A(4), "full"), S(C(5), C(3), "full"),
+                   S(A(4), C(2), "same")],
+    np.convolve: [S(A(6), A(3)), S(A(5), A(2), "same"), S(A(3), A(5), "valid"), S(C(3), C(4))],
     # ----- complex numbers ----------------------------------------------------------------------------------
-    np.conjugate: [S(A(3) + 1j * A(3))], np.real: [S(A(3) + 1j * A(3))], np.imag: [S(A(2, 2) + 1j * A(2, 2))],
+    np.conjugate: [S(A(3) + 1j * A(3))], np.real: [S(A(3) + 1j * A(3))], np.imag: [S(A(2, 2) + 1j * A(2, 2)), S(A(3))],
     np.angle: [S(A(3) + 1j * A(3)), S(P(3) - 1j * P(3), deg=True)],
     # ----- linear algebra ---------------------------------------------------------------------------------
     np.linalg.norm: [S(A(3)), S(A(3, 4)), S(A(3, 4), axis=1), S(A(3, 4), 1), S(A(3, 4), "fro", keepdims=True)],
