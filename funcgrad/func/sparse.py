@@ -182,6 +182,8 @@ def sparse_hessian(f: Callable[..., Any], sparsity: Any = None, *, chunk_size: i
         plan = planner(data)
         products = Products(f, (data,), 0, "forward", "sparse_hessian", inner=jacrev)
         compressed = _compressed(plan, products, data.dtype, chunk_size, executor, progress)
+        if sum(int(np.prod(shape)) for shape in products.out_shapes) != data.size:  # f's gradient is not x-shaped
+            raise ValueError("sparse_hessian: f must return a scalar (one element): its Hessian is (x.size, x.size)")
         return plan.matrix(compressed.T, compressed.dtype)  # compressed.T[i, c] = (H @ seed_c)[i]
 
     return hessian

@@ -326,6 +326,8 @@ def _trace(f: Callable[..., Any], x: Any, caller: str) -> tuple[_Environment | N
         x = x.astype(np.float64)
     with no_grad(), Recorder([x]) as recorder:
         out = f(Tensor(recorder.inputs[0]))
+    if isinstance(out, list | tuple | dict) or out is None:  # (a pattern has one output's rows)
+        raise TypeError(f"{caller}: f must return one array, got {type(out).__name__}")
     outputs = [out.data if isinstance(out, Tensor) else out]
     if recorder.escaped is not None and not recorder.steps_complete:
         warnings.warn(f"{caller}: the dependencies of f cannot be traced ({recorder.escaped}), so the pattern "
@@ -383,7 +385,10 @@ def hessian_sparsity(f: Callable[..., Any]) -> Callable[[Any], sps.csr_array]:
                [0, 1, 0]])
     """
     def pattern(x: Any) -> sps.csr_array:
-        env, _, _, x_arr = _trace(f, x, "hessian_sparsity")
+        env, _, outputs, x_arr = _trace(f, x, "hessian_sparsity")
+        if np.size(outputs[0].value if isinstance(outputs[0], Traced) else outputs[0]) != 1:
+            raise ValueError(f"hessian_sparsity: f must return a scalar (one element), got shape "
+                             f"{np.shape(outputs[0].value if isinstance(outputs[0], Traced) else outputs[0])}")
         if env is None:
             return sps.csr_array(np.ones((x_arr.size, x_arr.size), bool))
         return env.pairs

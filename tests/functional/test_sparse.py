@@ -196,3 +196,22 @@ def test_an_empty_hessian_pattern() -> None:
     assert star_coloring(sps.csr_array((3, 3), dtype=bool)).shape == (3,)
     H = ff.sparse_hessian(lambda x: fg.sum(x * 2), sparsity=np.zeros((3, 3)))(np.ones(3))
     assert H.shape == (3, 3) and H.nnz == 0
+
+
+@pytest.mark.parametrize("f", [lambda x: [x ** 2], lambda x: (x * 2, x[0]), lambda x: {"a": x}],
+                         ids=["list", "tuple", "dict"])
+def test_detection_needs_one_array(f: Callable[[Any], Any]) -> None:
+    """A pattern is one output's rows: f returning [x ** 2] was read as a constant (an empty pattern, and
+    sparse_jacobian returned a zero Jacobian where it is 2 diag(x))."""
+    for transform in (ff.jacobian_sparsity, ff.sparse_jacobian, ff.hessian_sparsity, ff.sparse_hessian):
+        with pytest.raises(TypeError, match="f must return one array"):
+            transform(f)(np.ones(3))
+
+
+def test_sparse_hessian_needs_a_scalar_function() -> None:
+    """The Hessian of a vector function's first element was returned for the whole (sparse_hessian of
+    [x0^2, x1^2, x2^2] gave diag(2, 0, 0)); now an error, with a detected or a given pattern."""
+    with pytest.raises(ValueError, match="scalar"):
+        ff.sparse_hessian(lambda x: x ** 2)(np.ones(3))
+    with pytest.raises(ValueError, match="scalar"):
+        ff.sparse_hessian(lambda x: x ** 2, sparsity=np.eye(3))(np.ones(3))
