@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
+from funcgrad import func
 from funcgrad.check import gradcheck, gradgradcheck
 from tests.budget import examples
 
@@ -358,3 +359,20 @@ def test_complex_values_numpy_accepts_in_sign_imag_and_correlations() -> None:
     v = np.array([0.5 - 1j, 2j])
     for fn in (np.correlate, np.convolve):
         np.testing.assert_allclose(fn(fg.tensor(z), fg.tensor(v), "full").numpy(), fn(z, v, "full"))
+
+
+@pytest.mark.parametrize("reduce", [lambda m: np.sum(m), lambda m: np.sum(m, dtype=np.float64),
+                                    lambda m: np.sum(m, 1), lambda m: np.sum(m, axis=0, keepdims=True)])
+def test_jit_keeps_np_sums_default_axis(reduce: Any) -> None:
+    """jit recorded np.sum as np.add.reduce, whose axis defaults to 0: ``np.sum`` of a matrix without an axis came
+    out as its column sums (shape (4,) for a 4 x 4 matrix; jit(grad(f)) then raised or was wrong)."""
+    def f(x: Any) -> Any:
+        return reduce(np.outer(x, x[::-1]) + np.diag(x))
+
+    x = np.array([0.3, -1.2, 2.0, 0.9])
+    expected = f(fg.tensor(x)).numpy()
+    got = func.jit(f)(x)
+    assert np.shape(got) == expected.shape
+    np.testing.assert_allclose(got, expected)
+    if expected.ndim == 0:
+        np.testing.assert_allclose(func.jit(func.grad(f))(x), func.grad(f)(x))

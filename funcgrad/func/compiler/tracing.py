@@ -52,6 +52,9 @@ _EQUIVALENTS: dict[Any, tuple[Any, int, frozenset[str]]] = {  # func -> (equival
     np.reshape: (np.ndarray.reshape, 2, frozenset()),
     np.transpose: (np.ndarray.transpose, 2, frozenset()),
 }
+# a parameter whose default differs between a function and its equivalent: (position, name, the function's
+# default); np.sum's axis is None (all axes), np.add.reduce's 0 (np.sum of a matrix became its column sums)
+_EQUIVALENT_DEFAULTS: dict[Any, tuple[int, str, Any]] = {np.sum: (1, "axis", None)}
 _STATIC_ATTRIBUTES = frozenset({"dtype", "ndim", "itemsize"})
 # attributes that follow from the shape: static too, unless the shape depends on values (then guarded)
 _SHAPE_ATTRIBUTES = frozenset({"shape", "size", "nbytes", "strides"})
@@ -138,6 +141,9 @@ class Traced(Structured):
         equivalent = _EQUIVALENTS.get(func)
         if equivalent is not None and len(args) <= equivalent[1] and equivalent[2].issuperset(kwargs) \
                 and type(_concrete(args[0])) is np.ndarray:
+            default = _EQUIVALENT_DEFAULTS.get(func)
+            if default is not None and len(args) <= default[0] and default[1] not in kwargs:
+                kwargs = {**kwargs, default[1]: default[2]}
             func = equivalent[0]
         return self.recorder.call(func, args, kwargs, mutates=0 if func in _MUTATING_FUNCTIONS else None)
 
