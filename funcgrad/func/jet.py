@@ -305,18 +305,18 @@ class _ElementwiseCheck(dispatch.Layer):
     def follow(self, spec: OpSpec, inputs: list[Any], out: Any) -> None:
         """Note what ``out``, the result of op ``spec`` on tensor arguments ``inputs``, is."""
         aligned, mixed = self.aligned, self.mixed
-        reads_x = False
+        read: Tensor | None = None
         for a in inputs:
             if not isinstance(a, Tensor):  # (None, a number: in neither table, where .get gives None)
                 continue
             if mixed.get(id(a)) is a:
                 self._mix(out, spec.name)
                 return
-            reads_x = reads_x or aligned.get(id(a)) is a
-        if not reads_x:
+            read = a if aligned.get(id(a)) is a else read
+        if read is None:
             return
-        if ((spec.jvp is ELEMENTWISE or spec.name in _ALSO_ELEMENTWISE) and isinstance(out, Tensor)
-                and out.shape == self.shape):  # (x's shape, which every aligned input has)
+        if isinstance(out, Tensor) and out.shape == self.shape and (  # (x's shape, which every aligned input has)
+                spec.jvp is ELEMENTWISE or spec.name in _ALSO_ELEMENTWISE or _same_elements(read, out)):
             aligned[id(out)] = out
         else:
             self._mix(out, spec.name)
@@ -334,6 +334,14 @@ class _ElementwiseCheck(dispatch.Layer):
                              f"{caller}(f, n)(x) applies a scalar function to every element of x, as vmap of nested "
                              "grads. Differentiate a function of the whole array with directional_derivative(f, "
                              "n)(x, v), or funcgrad.func.jacfwd/jacrev/hessian")
+
+
+def _same_elements(a: Tensor, out: Tensor) -> bool:
+    """Whether ``out`` views ``a``'s elements in ``a``'s order (``x[...]``, ``x[:]``): the same memory, strides
+    and shape."""
+    d, e = a.data, out.data
+    return (type(d) is type(e) is np.ndarray and e.shape == d.shape and e.strides == d.strides
+            and e.__array_interface__["data"][0] == d.__array_interface__["data"][0])
 
 
 def _watched(f: Callable[[Any], Any], check: _ElementwiseCheck | None) -> Callable[[Any], Any]:

@@ -269,12 +269,13 @@ def test_natural_powers_at_zero(r: int) -> None:
     (lambda x: fg.sum(x) ** 2, "sum"),                   # gave 6.0 (d/dt (sum(x + t))^2), vmap(grad) gives 2 x
     (lambda x: fg.cumsum(x ** 2, 0), "cumsum"),          # gave [1, 3]: column sums of the Jacobian
     (lambda x: fg.flip(x ** 2, [0]), "flip"),            # gave [2, 1], derivatives at the other element
+    (lambda x: x[::-1] ** 2, "getitem"),                 # a view of x, in another order
     (lambda x: x + 0.5 * fg.sum(x * x), "sum"),          # one-element shaped result of a mixing op, broadcast back
     (lambda x: fg.softmax(x, 0), "softmax"),             # nested reverse mode (no Taylor rule)
     (lambda x: fg.lgamma(x) * fg.mean(x), "mean"),       # nested reverse mode, the mixing op first
     (lambda x: x @ fg.tensor(np.ones((2, 2))), "matmul"),
     (lambda x: fg.tensor(np.zeros(2)).index_put((fg.tensor(np.array([1, 0])),), x), "index_put"),
-], ids=["sum", "cumsum", "flip", "sum broadcast", "softmax", "mean (nested)", "matmul", "index_put"])
+], ids=["sum", "cumsum", "flip", "reversed view", "sum broadcast", "softmax", "mean (nested)", "matmul", "index_put"])
 def test_nth_derivative_refuses_a_function_that_is_not_elementwise(f: Callable[[Any], Any], op: str) -> None:
     """vmap(grad(f)) applies f to each element alone; a derivative of an f mixing elements (pushed along x + t,
     or nested grad of the sum) is not that, so it is an error naming the op rather than a wrong array."""
@@ -341,7 +342,8 @@ def test_jet_refuses_in_place_writes_of_values_with_a_series(f: Callable[[Any], 
     lambda x: fg.clamp(fg.exp(x), 1.0, 2.0) + fg.tensor(1.5) * x.reshape(3),              # same-shape reshape
     lambda x: fg.maximum(x, 0.8) ** 2 / (1 + fg.abs(x)),
     lambda x: fg.nn.functional.elu(x) * fg.clamp(x, max=0.9),  # None tensor arguments (clamp's min) are no input
-], ids=["where", "clamp, reshape", "maximum, abs", "elu, clamp(max=)"])
+    lambda x: x[...] ** 2 + fg.sin(x[:]),                       # views of x's elements in x's order
+], ids=["where", "clamp, reshape", "maximum, abs", "elu, clamp(max=)", "x[...], x[:]"])
 def test_elementwise_functions_pass_on_both_paths(f: Callable[[Any], Any]) -> None:
     x = np.array([0.5, 0.75, 1.0])
     expected = nested(f, x, 3)
