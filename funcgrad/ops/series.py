@@ -193,6 +193,13 @@ def sqrt(X: Series, y0: Any) -> Series:
     return Y
 
 
+def modulus(X: Series, y0: Any) -> Series:
+    """y = |x| for a complex x (the curve's parameter is real, so Re x and Im x have the real and imaginary parts
+    of x's coefficients): y^2 = (Re x)^2 + (Im x)^2."""
+    R, I = np.real(X), np.imag(X)
+    return sqrt(product(R, R) + product(I, I), y0)
+
+
 def power(X: Series, r: Any, y0: Any) -> Series:
     """y = x^r for a constant r. A natural r multiplies (exact at x_0 = 0), r = 0 is the constant 1; otherwise
     x y' = r y x' gives y_k = (1 / (k x_0)) sum_{j=1}^{k} ((r + 1) j - k) x_j y_{k-j}."""

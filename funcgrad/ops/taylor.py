@@ -162,13 +162,14 @@ deflinear("add", "sub", "neg", "clone", "alias", "to_copy", "remainder",
           "permute", "transpose", "movedim", "diagonal", "diag", "triu", "tril", "repeat", "flip", "roll",
           "getitem", "index_put", "narrow", "select", "gather", "index_select", "take_along_dim",
           "scatter", "scatter_add", "masked_fill", "pad", "cat", "stack", "where",
-          "abs", "relu", "maximum", "minimum", "clamp", "amax", "amin",      # the branch the primal takes
+          "relu", "maximum", "minimum", "clamp", "amax", "amin",             # the branch the primal takes
           "sign", "floor", "ceil", "round", "trunc")                          # zero series
 
 # ----- products -------------------------------------------------------------------------------------------
 for _name in ("mul", "matmul", "mm", "bmm", "dot", "vdot", "outer", "tensordot"):
     deftaylor(_name, product)
 deftaylor("div",        divide)
+deftaylor("abs",        lambda c: S.modulus(c.x, c.out) if np.iscomplexobj(c.x) else c.linear())  # real: its branch
 deftaylor("pow",        power)
 deftaylor("square",     lambda c: S.square(c.x))
 deftaylor("reciprocal", lambda c: S.quotient(None, c.x, c.out))

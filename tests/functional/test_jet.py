@@ -523,3 +523,15 @@ def test_jet_agrees_with_jax_jet(name: str) -> None:
         np.testing.assert_allclose(y0, np.asarray(j0), rtol=1e-12)
         for got, expected in zip(terms, jterms, strict=True):
             np.testing.assert_allclose(got, np.asarray(expected), rtol=1e-10, atol=1e-12)
+
+
+def test_the_modulus_of_a_complex_series() -> None:
+    """|z| is not piecewise linear in a complex z: its series was its JVP applied to every coefficient, so the
+    second derivative of |z + t| at 0.3 + 0.4j was 0 where it is Im(z)^2 / |z|^3 = 1.28."""
+    mpmath = pytest.importorskip("mpmath")
+    z = np.array([0.3 + 0.4j, -1.0 + 0.2j])
+    for n in (1, 2, 3, 4):
+        expected = [float(mpmath.diff(lambda t, w=w: mpmath.sqrt((w.real + t) ** 2 + w.imag ** 2), 0, n)) for w in z]
+        np.testing.assert_allclose(nth_derivative(fg.abs, n)(z), expected, rtol=1e-10)
+    _, (d1, d2) = jet(fg.abs, (z,), ((np.full(2, 1j), np.zeros(2, complex)),))  # along the imaginary axis
+    np.testing.assert_allclose([d1, d2], [z.imag / np.abs(z), z.real ** 2 / np.abs(z) ** 3], rtol=1e-12)
