@@ -3,9 +3,10 @@
 ``__array_ufunc__`` maps each NumPy ufunc that has a rule to its table op (so first, higher and
 forward-mode derivatives come from the one table), its ``reduce``/``accumulate``/``outer`` methods to
 the matching reductions and scans, and ``out=`` a Tensor to the in-place op. ``__array_function__``
-looks the NumPy function up in ``numpy_functions.FUNCTIONS``. Anything without a rule raises a
-TypeError naming it: a Tensor never silently becomes an ndarray (and ``np.asarray(t)`` refuses a Tensor
-that requires grad while grad mode is on, as torch's ``numpy()`` does: see ``Tensor.__array__``).
+looks the NumPy function up in ``numpy_functions.FUNCTIONS`` (``numpy_fft`` adds np.fft's). Anything
+without a rule raises a TypeError naming it: a Tensor never silently becomes an ndarray (and
+``np.asarray(t)`` refuses a Tensor that requires grad while grad mode is on, as torch's ``numpy()`` does:
+see ``Tensor.__array__``).
 
 This module also gives Tensor the ndarray methods NumPy code calls (``astype``, ``ravel``, ``copy``,
 ``dot``, ``any``, ``clip``, ``swapaxes``, ``max(axis=...)``, the ``size`` attribute, ...); the table's
@@ -21,6 +22,7 @@ import numpy as np
 
 import funcgrad.ops as F
 from funcgrad.core.tensor import Tensor
+from funcgrad.ops import numpy_fft  # noqa: F401  (registers np.fft's functions in FUNCTIONS)
 from funcgrad.ops.inplace import inplace
 from funcgrad.ops.numpy_functions import FUNCTIONS, dot
 

@@ -116,6 +116,13 @@ SAMPLES: dict[Any, list[S]] = {
     np.interp: [S(np.array([-3.0, -0.4, 0.35, 0.8, 3.0]), np.array([-1.0, 0.0, 0.5, 1.5]), A(4)),
                 S(np.array([0.2, 1.1]), np.array([-1.0, 0.0, 0.5, 1.5]), A(4), left=-5.0, right=A())],
     np.sinc: [S(np.array([0.0, 0.3, -1.2, 5e-4]))],
+    # ----- np.fft --------------------------------------------------------------------------------------------
+    np.fft.fft: [S(A(6)), S(C(5), n=7, norm="ortho"), S(A(3, 4), axis=0, n=2)],
+    np.fft.ifft: [S(C(5)), S(C(2, 4), norm="forward")], np.fft.rfft: [S(A(6)), S(A(2, 5), n=8)],
+    np.fft.irfft: [S(C(4)), S(C(3, 4), n=5, axis=0, norm="ortho")], np.fft.fft2: [S(A(3, 4))],
+    np.fft.ifft2: [S(C(2, 3), s=(3, 2))], np.fft.fftn: [S(C(2, 3, 2)), S(A(3, 4), axes=(0,))],
+    np.fft.ifftn: [S(C(3, 3), norm="ortho")], np.fft.fftshift: [S(A(5)), S(A(3, 4), axes=0)],
+    np.fft.ifftshift: [S(A(3, 5))],
     # ----- 1-D convolution ---------------------------------------------------------------------------------
     np.correlate: [S(A(6), A(3)), S(A(5), A(4), "same"), S(A(2), A(4), "full"), S(C(5), C(3), "full"),
                    S(A(4), C(2), "same")],
