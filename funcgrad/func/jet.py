@@ -81,6 +81,9 @@ class _JetLayer(dispatch.Layer):
             raise NoTaylorRule(f"jet: the op '{spec.name}' has no Taylor-mode rule (funcgrad/ops/taylor.py); "
                                "differentiate through it with nested reverse mode (autograd.grad with "
                                "create_graph=True) instead")
+        if not spec.complex and any(np.iscomplexobj(s) for s in series if s is not None):
+            raise NoTaylorRule(f"jet: the op '{spec.name}' has no Taylor-mode rule for complex values (its rule "
+                               "is a real one); differentiate a real-valued formulation (of .real and .imag)")
         if isinstance(out, Tensor) and out.dtype.kind in "fc":
             degrees = [d for _, d in entries]
             # not suspended around the rule: the ops it calls get arrays, which carry no series, so this layer

@@ -535,3 +535,13 @@ def test_the_modulus_of_a_complex_series() -> None:
         np.testing.assert_allclose(nth_derivative(fg.abs, n)(z), expected, rtol=1e-10)
     _, (d1, d2) = jet(fg.abs, (z,), ((np.full(2, 1j), np.zeros(2, complex)),))  # along the imaginary axis
     np.testing.assert_allclose([d1, d2], [z.imag / np.abs(z), z.real ** 2 / np.abs(z) ** 3], rtol=1e-12)
+
+
+def test_an_op_with_real_rules_refuses_a_complex_series() -> None:
+    """sign of a complex series got a zero series (NumPy's sign of z is z / |z|): ops whose rules are real ones
+    raise NoTaylorRule for complex values, as they refuse a complex gradient in reverse mode."""
+    z = np.array([0.3 + 0.4j])
+    for f in (fg.sign, fg.erf, lambda u: fg.maximum(u, 0.0)):
+        with pytest.raises(NoTaylorRule, match="for complex values"):
+            jet(f, (z,), ((np.ones(1, complex),),))
+    assert not DISPATCH.active
