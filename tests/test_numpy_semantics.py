@@ -376,3 +376,13 @@ def test_jit_keeps_np_sums_default_axis(reduce: Any) -> None:
     np.testing.assert_allclose(got, expected)
     if expected.ndim == 0:
         np.testing.assert_allclose(func.jit(func.grad(f))(x), func.grad(f)(x))
+
+
+def test_quantiles_of_values_with_nan_are_nan() -> None:
+    """``np.median([[1, nan, 2, 0.5], ...], axis=1)`` gave 1.5 for the first row (NaN sorted last and skipped);
+    NumPy's median, quantile and percentile are NaN there."""
+    a = np.array([[1.0, np.nan, 2.0, 0.5], [3.0, 1.0, 2.0, 4.0]])
+    t = fg.tensor(a, requires_grad=True)
+    for call in (lambda x: np.median(x), lambda x: np.median(x, axis=1), lambda x: np.quantile(x, [0.1, 0.9], axis=1),
+                 lambda x: np.percentile(x, 30, axis=0, keepdims=True)):
+        np.testing.assert_array_equal(call(t).detach().numpy(), call(a))

@@ -312,6 +312,9 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
     lead = (slice(None),) * ax
     low, high = ordered[lead + (below,)], ordered[lead + (above,)]
     result = F.add(low, F.mul(F.sub(high, low), weight))
+    has_nan = np.any(np.isnan(_data(a)), axis=ax)  # NaN, as NumPy (sorted last, it was skipped)
+    if np.any(has_nan):
+        result = F.where(np.expand_dims(has_nan, ax) if qs.ndim else has_nan, np.nan, result)
     if qs.ndim:
         result = F.movedim(result, ax, 0)
     if keepdims:
