@@ -553,6 +553,7 @@ def test_a_fractional_power_at_zero_has_its_zero_coefficients_below_the_exponent
     x = np.array([0.0, 1.0])
     for r in (2.5, 1.5):
         for n in range(1, int(r) + 1):
-            np.testing.assert_allclose(nth_derivative(lambda t: t ** r, n)(x), [0.0, math.prod(r - i for i in range(n))])
+            falling = math.prod(r - i for i in range(n))  # r (r - 1) ... (r - n + 1), the value at x = 1
+            np.testing.assert_allclose(nth_derivative(lambda t, r=r: t ** r, n)(x), [0.0, falling])
     np.testing.assert_array_equal(nth_derivative(lambda t: t ** np.array([2.5, 1.5]), 1)(np.zeros(2)), [0.0, 0.0])
     assert np.isnan(nth_derivative(lambda t: t ** 2.5, 3)(x)[0])
