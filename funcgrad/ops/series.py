@@ -207,9 +207,11 @@ def power(X: Series, r: Any, y0: Any) -> Series:
         return natural_power(X, int(r)) if r else constant(y0, order(X))
     Y = _new(X, shape=X.shape[:1] + np.shape(y0), value=y0)
     Y[0] = y0
-    with np.errstate(divide="ignore", invalid="ignore"):  # x_0 = 0: the natural exponents are redone below
+    with np.errstate(divide="ignore", invalid="ignore"):  # x_0 = 0: redone below
         for k in range(1, len(X)):
             Y[k] = _dot(X[1: k + 1] * ((r + 1) * _ramp(1, k + 1, X.ndim) - k), Y[k - 1::-1]) / (k * X[0])
+    # x_0 = 0: x^r starts at t^r, so its coefficients below order r are 0 (those above do not exist)
+    Y = np.where((X[0] == 0) & (_ramp(0, len(X), X.ndim) < r), 0.0, Y)
     natural = (np.round(r) == r) & (r >= 0)
     if np.ndim(r) and natural.any():  # an array of exponents: its natural ones by products, exact at x_0 = 0
         return np.where(natural, natural_powers(X, np.where(natural, r, 0).astype(np.int64), y0), Y)

@@ -545,3 +545,15 @@ def test_an_op_with_real_rules_refuses_a_complex_series() -> None:
         with pytest.raises(NoTaylorRule, match="for complex values"):
             jet(f, (z,), ((np.ones(1, complex),),))
     assert not DISPATCH.active
+
+
+def test_a_fractional_power_at_zero_has_its_zero_coefficients_below_the_exponent() -> None:
+    """x ** 2.5 at 0 starts at t^2.5: its first and second derivatives are 0 (as nested reverse mode gives); the
+    recurrence, which divides by x_0, gave NaN for all of them. Above the exponent they do not exist (NaN)."""
+    x = np.array([0.0, 1.0])
+    for r in (2.5, 1.5):
+        for n in range(1, int(r) + 1):
+            falling = math.prod(r - i for i in range(n))  # r (r - 1) ... (r - n + 1), the value at x = 1
+            np.testing.assert_allclose(nth_derivative(lambda t, r=r: t ** r, n)(x), [0.0, falling])
+    np.testing.assert_array_equal(nth_derivative(lambda t: t ** np.array([2.5, 1.5]), 1)(np.zeros(2)), [0.0, 0.0])
+    assert np.isnan(nth_derivative(lambda t: t ** 2.5, 3)(x)[0])
