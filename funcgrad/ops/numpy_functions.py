@@ -269,6 +269,49 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
     return F.sum(F.mul(d, mid), ax)
 
 
+@implements(np.nanprod)
+def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+            initial: Any = np._NoValue, where: Any = np._NoValue) -> Any:
+    """``np.nanprod``: the product with NaNs counted as 1 (no gradient reaches them)."""
+    _reject("nanprod", out=out, initial=initial, where=where)
+    return prod(F.where(F.isnan(a), 1, a), axis, dtype, keepdims=keepdims)
+
+
+@implements(np.nancumsum)
+def nancumsum(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Any:
+    """``np.nancumsum``: the cumulative sum with NaNs counted as 0."""
+    return cumsum(F.where(F.isnan(a), 0, a), axis, dtype, out)
+
+
+@implements(np.nancumprod)
+def nancumprod(a: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Any:
+    """``np.nancumprod``: the cumulative product with NaNs counted as 1."""
+    return cumprod(F.where(F.isnan(a), 1, a), axis, dtype, out)
+
+
+@implements(np.nanvar)
+def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0, keepdims: bool = False, *,
+           where: Any = np._NoValue, mean: Any = np._NoValue, correction: Any = np._NoValue) -> Any:
+    """``np.nanvar``: the variance of the values that are not NaN, sum |x - mean|^2 / (count - ddof) (NaN where
+    count <= ddof, as NumPy)."""
+    _reject("nanvar", out=out, where=where, mean=mean)
+    ddof = ddof if correction is np._NoValue else correction
+    nan = F.isnan(a)
+    deviation = F.where(nan, 0, F.sub(a, nanmean(a, axis, keepdims=True)))
+    squares = F.real(F.mul(F.conj(deviation), deviation))
+    dof = F.sub(F.sum(F.logical_not(nan), axis, keepdims), ddof)
+    positive = F.gt(dof, 0)
+    variance = F.div(F.sum(squares, axis, keepdims), F.where(positive, dof, 1))
+    return _cast(F.where(positive, variance, np.nan), dtype)
+
+
+@implements(np.nanstd)
+def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0, keepdims: bool = False, *,
+           where: Any = np._NoValue, mean: Any = np._NoValue, correction: Any = np._NoValue) -> Any:
+    """``np.nanstd``: the square root of ``nanvar``."""
+    return F.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction))
+
+
 def _nan_extreme(name: str, extreme: Callable[..., Any], fill: float) -> Callable[..., Any]:
     def nan_extreme(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = np._NoValue,
                     where: Any = np._NoValue) -> Any:
@@ -1245,7 +1288,8 @@ def cond(x: Any, p: Any = None) -> Any:
 # ----- no derivative: NumPy's own results on the data -----------------------------------------------------
 _plain(np.argmax, np.argmin, np.argsort, np.nonzero, np.argwhere, np.flatnonzero, np.count_nonzero, np.any,
        np.all, np.isclose, np.allclose, np.array_equal, np.size, np.result_type, np.searchsorted,
-       np.may_share_memory, np.shares_memory, np.iscomplexobj, np.isrealobj, np.linalg.matrix_rank)
+       np.may_share_memory, np.shares_memory, np.iscomplexobj, np.isrealobj, np.linalg.matrix_rank, np.nanargmax,
+       np.nanargmin)
 
 
 @implements(np.shape)

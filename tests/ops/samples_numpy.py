@@ -60,6 +60,9 @@ SAMPLES: dict[Any, list[S]] = {
     np.ptp: [S(_DISTINCT), S(_DISTINCT, axis=1, keepdims=True)],
     np.nansum: [S(_WITH_NAN), S(_WITH_NAN, axis=0, keepdims=True)], np.nanmean: [S(_WITH_NAN), S(_WITH_NAN, axis=1)],
     np.nanmax: [S(_WITH_NAN), S(_WITH_NAN, axis=1, keepdims=True)], np.nanmin: [S(_WITH_NAN, axis=0)],
+    np.nanprod: [S(_WITH_NAN), S(_WITH_NAN, axis=1)], np.nancumsum: [S(_WITH_NAN), S(_WITH_NAN, axis=0)],
+    np.nancumprod: [S(_WITH_NAN, axis=1)], np.nanvar: [S(_WITH_NAN), S(_WITH_NAN, axis=0, ddof=1, keepdims=True)],
+    np.nanstd: [S(_WITH_NAN, axis=1), S(_WITH_NAN + 1j * _DISTINCT, axis=0)],
     np.quantile: [S(_DISTINCT, 0.3), S(_DISTINCT, [0.1, 0.5, 1.0], axis=0),
                   S(_DISTINCT, [0.2, 0.9], axis=-1, keepdims=True)],
     np.percentile: [S(_DISTINCT, 40), S(_DISTINCT, [10, 75], axis=1)],
@@ -159,6 +162,7 @@ PLAIN: dict[Any, list[S]] = {
     np.size: [S(_DISTINCT)], np.result_type: [S(_DISTINCT, 1.0)], np.searchsorted: [S(np.sort(_DISTINCT[0]), 0.5)],
     np.may_share_memory: [S(_DISTINCT, A(2))], np.shares_memory: [S(_DISTINCT, A(2))],
     np.iscomplexobj: [S(_DISTINCT)], np.isrealobj: [S(_DISTINCT)], np.linalg.matrix_rank: [S(_WELL)],
+    np.nanargmax: [S(_WITH_NAN, axis=1)], np.nanargmin: [S(_WITH_NAN)],
 }
 
 # constructors from a Tensor's shape and dtype: a new Tensor that does not require grad (ready for writes)
