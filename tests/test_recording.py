@@ -41,6 +41,17 @@ def test_values_not_saved_may_change() -> None:
     np.testing.assert_allclose(b.grad.data, [1.0, 1.0])  # y was recorded before z changed
 
 
+def test_a_quotient_may_be_written_in_place_before_its_backward() -> None:
+    """div's rules read its inputs, not its output (torch's), so ``y = a / b; y.mul_(2)`` still differentiates (an
+    output saved for the rule would raise a version error here, where torch succeeds)."""
+    a, b = leaf(1.0, 2.0, 3.0), leaf(2.0, 4.0, 5.0)
+    y = a / b
+    y.mul_(2.0)
+    y.sum().backward()
+    np.testing.assert_allclose(a.grad.data, 2 / b.data)
+    np.testing.assert_allclose(b.grad.data, -2 * a.data / b.data ** 2)
+
+
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_every_real_float_dtype_records_the_same_gradients(dtype: type) -> None:
     x, w = leaf(0.25, 0.75, dtype=dtype), leaf(1.5, -0.5, dtype=dtype)

@@ -41,7 +41,7 @@ LN2, LN10, TWO_OVER_SQRT_PI = math.log(2.0), math.log(10.0), 2.0 / math.sqrt(mat
 add       = defop("add",       np.add,         x=lambda g: g,         y=lambda g: g,  jvp=ELEMENTWISE)
 sub       = defop("sub",       np.subtract,    x=lambda g: g,         y=lambda g: -g, jvp=ELEMENTWISE)
 mul       = defop("mul",       np.multiply,    x=lambda g, y: R.times_conj(g, y), y=lambda g, x: R.times_conj(g, x), jvp=ELEMENTWISE)
-div       = defop("div",       np.true_divide, x=lambda g, y: g / F.conj(y), y=lambda g, out, y: -g * F.conj(out / y), jvp=ELEMENTWISE)
+div       = defop("div",       np.true_divide, x=lambda g, y: g / F.conj(y), y=lambda g, x, y: -g * F.conj(x / y / y), jvp=ELEMENTWISE)  # (not out: torch's, which may then be written in place)
 neg       = defop("neg",       np.negative,    x=lambda g: -g,        jvp=ELEMENTWISE)
 pow       = defop("pow",       np.power,       x=R.pow_base_grad,     y=R.pow_exponent_grad, jvp=ELEMENTWISE)
 remainder = defop("remainder", np.remainder,   x=lambda g: g,         y=lambda g, x, y: -g * F.floor_divide(x, y), jvp=ELEMENTWISE)
