@@ -394,3 +394,23 @@ def test_the_zero_norm_of_complex_values_is_real() -> None:
     z = np.array([1 + 1j, 0j, -2j])
     for got in (fg.linalg.vector_norm(fg.tensor(z), 0), np.linalg.norm(fg.tensor(z), 0)):
         assert got.dtype == np.float64 and got.item() == 2.0
+
+
+@pytest.mark.parametrize("ufunc", [np.add, np.subtract])
+@pytest.mark.parametrize("index", [[0, 2, 0], np.array([4, 4, 4]), (np.array([1, 1, 3]),)])
+def test_add_at_accumulates_into_a_tensor_in_place(ufunc: Any, index: Any) -> None:
+    """``np.add.at(t, [0, 2, 0], v)`` (repeated indices add each time) raised "no derivative rule"."""
+    a, b = np.arange(5.0), np.array([1.0, 2.0, 3.0])
+    expected = a.copy()
+    ufunc.at(expected, index, b)
+
+    def f(x: Any, v: Any) -> Any:
+        y = x * 1
+        assert ufunc.at(y, index, v) is None
+        return y
+
+    x, v = fg.tensor(a, requires_grad=True), fg.tensor(b, requires_grad=True)
+    np.testing.assert_array_equal(f(x, v).detach().numpy(), expected)
+    assert gradcheck(f, (x, v)) and gradgradcheck(f, (x, v))
+    with pytest.raises(TypeError, match="must be a Tensor"):
+        ufunc.at(np.zeros(5), index, v)

@@ -147,12 +147,29 @@ def _ufunc_call(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: d
             return _into(out, table[ufunc], (x, *args))  # type: ignore[index]
         result = table[ufunc](x, *args)  # type: ignore[index]
         return result if dtype is None else _convert(result, dtype, None)  # (the op may widen small ints)
+    if method == "at" and ufunc in (np.add, np.subtract):
+        _unsupported(f"np.{ufunc.__name__}.at", kwargs)
+        return _add_at(ufunc, *inputs)
     if method == "outer" and ufunc in UFUNCS:
         _unsupported(f"np.{ufunc.__name__}.outer", kwargs)
         x, y = (x if dtype is None else _convert(x, dtype, f"ufunc '{ufunc.__name__}' input {i}")
                 for i, x in enumerate(inputs))
         return UFUNCS[ufunc](F.reshape(x, np.shape(x) + (1,) * np.ndim(y)), y)
     raise _no_rule(f"NumPy's np.{ufunc.__name__}.{method}")
+
+
+def _add_at(ufunc: np.ufunc, a: Any, indices: Any, b: Any) -> None:
+    """``np.add.at(a, indices, b)``: ``a[indices] += b`` in place, a repeated index adding each time (and
+    ``np.subtract.at`` with -b): the in-place index_put that accumulates."""
+    if not isinstance(a, Tensor):
+        raise TypeError(f"np.{ufunc.__name__}.at writes into its first argument: with a Tensor among the others it "
+                        f"must be a Tensor (an ndarray would cut the graph)")
+    values = F.neg(b) if ufunc is np.subtract else b
+
+    def add_at(old: Any, index: Any, v: Any) -> Any:
+        return F.index_put(old, index, v, True)
+
+    inplace(a, add_at, indices, values)
 
 
 def _unsupported(name: str, kwargs: dict[str, Any]) -> None:
