@@ -2,7 +2,8 @@
 
 The differentiable ops are the ``linalg_*`` entries of the op table (funcgrad/ops/derivatives/linalg.py);
 this module renames them and adds the norms torch builds from them (``matrix_norm``, ``norm``, in
-funcgrad/ops/linalg_norms.py). Each function takes a matrix or a stack of matrices ``(*, m, n)``;
+funcgrad/ops/linalg_norms.py) and torch's options (``upper``, ``UPLO``, ``left``, ``mode``, in
+funcgrad/ops/linalg_options.py). Each function takes a matrix or a stack of matrices ``(*, m, n)``;
 decompositions return plain tuples. The module holds its public names only.
 
 Example:
@@ -14,19 +15,14 @@ Example:
             [-1.,  2.]])
 """
 from funcgrad.ops.derivatives.linalg import LinAlgError
-from funcgrad.ops.derivatives.linalg import linalg_cholesky as cholesky
 from funcgrad.ops.derivatives.linalg import linalg_det as det
-from funcgrad.ops.derivatives.linalg import linalg_eigh as eigh
-from funcgrad.ops.derivatives.linalg import linalg_eigvalsh as eigvalsh
 from funcgrad.ops.derivatives.linalg import linalg_inv as inv
 from funcgrad.ops.derivatives.linalg import linalg_pinv as pinv
-from funcgrad.ops.derivatives.linalg import linalg_qr as qr
 from funcgrad.ops.derivatives.linalg import linalg_slogdet as slogdet
-from funcgrad.ops.derivatives.linalg import linalg_solve as solve
-from funcgrad.ops.derivatives.linalg import linalg_svd as svd
 from funcgrad.ops.derivatives.linalg import linalg_svdvals as svdvals
 from funcgrad.ops.derivatives.linalg import linalg_vector_norm as vector_norm
 from funcgrad.ops.linalg_norms import matrix_norm, norm
+from funcgrad.ops.linalg_options import cholesky, eigh, eigvalsh, qr, solve, svd
 
 __all__ = ["LinAlgError", "inv", "det", "slogdet", "solve", "cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals",
            "pinv", "vector_norm", "matrix_norm", "norm"]

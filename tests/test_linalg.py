@@ -320,3 +320,27 @@ def test_the_module_holds_only_its_public_names() -> None:
     assert {"eigvalsh", "matrix_norm", "norm", "LinAlgError"} <= public
     a = SPD(3, 3)
     np.testing.assert_allclose(LA.eigvalsh(a), np.linalg.eigvalsh(a))
+
+
+def test_torchs_options_of_the_decompositions() -> None:
+    """``cholesky(upper=)``, ``eigh``/``eigvalsh(UPLO=)``, ``solve(left=)``, ``qr(mode='r')`` and ``svd(driver=)``
+    were TypeErrors; each reads what torch reads (the upper triangle for upper=True and UPLO='U')."""
+    rng = np.random.default_rng(3)
+    b = rng.normal(size=(3, 3))
+    spd = b @ b.T + 3 * np.eye(3)
+    upper_only = np.triu(spd) + np.tril(rng.normal(size=(3, 3)), -1)  # the lower triangle is noise
+    A = fg.tensor(upper_only, requires_grad=True)
+    U = fg.linalg.cholesky(A, upper=True)
+    np.testing.assert_allclose((U.mT @ U).detach().numpy(), spd, atol=1e-12)
+    np.testing.assert_allclose(fg.linalg.eigvalsh(A, UPLO="U").detach().numpy(), np.linalg.eigvalsh(spd), rtol=1e-12)
+    w, V = fg.linalg.eigh(A, UPLO="U")
+    np.testing.assert_allclose((V @ fg.diag(w) @ V.mT).detach().numpy(), spd, atol=1e-12)
+    X = fg.linalg.solve(fg.tensor(spd), fg.tensor(b), left=False)
+    np.testing.assert_allclose((X @ fg.tensor(spd)).numpy(), b, atol=1e-12)
+    Q, R = fg.linalg.qr(fg.tensor(b), mode="r")
+    assert Q.shape == (0,) and np.allclose(np.abs(R.numpy()), np.abs(np.linalg.qr(b)[1]))
+    np.testing.assert_allclose(fg.linalg.svd(fg.tensor(b), driver=None)[1].numpy(), np.linalg.svd(b)[1])
+    assert gradcheck(lambda a: fg.linalg.cholesky(a, upper=True), (A,))
+    assert gradgradcheck(lambda a: fg.linalg.eigvalsh(a, UPLO="U"), (A,))
+    assert gradcheck(lambda a, c: fg.linalg.solve(a, c, left=False), (fg.tensor(spd, requires_grad=True),
+                                                                        fg.tensor(b, requires_grad=True)))

@@ -386,3 +386,11 @@ def test_quantiles_of_values_with_nan_are_nan() -> None:
     for call in (lambda x: np.median(x), lambda x: np.median(x, axis=1), lambda x: np.quantile(x, [0.1, 0.9], axis=1),
                  lambda x: np.percentile(x, 30, axis=0, keepdims=True)):
         np.testing.assert_array_equal(call(t).detach().numpy(), call(a))
+
+
+def test_the_zero_norm_of_complex_values_is_real() -> None:
+    """``vector_norm(z, ord=0)`` (the count of nonzeros) of a complex Tensor was complex128; torch's and NumPy's are
+    real."""
+    z = np.array([1 + 1j, 0j, -2j])
+    for got in (fg.linalg.vector_norm(fg.tensor(z), 0), np.linalg.norm(fg.tensor(z), 0)):
+        assert got.dtype == np.float64 and got.item() == 2.0

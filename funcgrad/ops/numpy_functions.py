@@ -19,10 +19,9 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 import funcgrad.ops as F
 from funcgrad.core.tensor import Tensor
+from funcgrad.ops import linalg_options
 from funcgrad.ops.derivatives.linalg import (
-    linalg_cholesky,
     linalg_det,
-    linalg_eigh,
     linalg_inv,
     linalg_pinv,
     linalg_qr,
@@ -1051,25 +1050,16 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     return linalg_norm(x, ord, axis, keepdims)
 
 
-def _lower_reads(a: Any, UPLO: str) -> Any:  # noqa: N803
-    """``a`` for a kernel that reads the lower triangle: for ``UPLO='U'`` its conjugate transpose, whose lower
-    triangle holds the Hermitian matrix the upper triangle of ``a`` stands for (the plain transpose would hold
-    its conjugate)."""
-    if UPLO not in ("L", "U"):
-        raise ValueError("UPLO argument must be 'L' or 'U'")
-    return a if UPLO == "L" else mH(a)
-
-
 @implements(np.linalg.eigh)
 def eigh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
     """``np.linalg.eigh`` of the Hermitian matrix the ``UPLO`` triangle stands for (as NumPy)."""
-    return linalg_eigh(_lower_reads(a, UPLO))
+    return linalg_options.eigh(a, UPLO)
 
 
 @implements(np.linalg.eigvalsh)
 def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
     """``np.linalg.eigvalsh``."""
-    return eigh(a, UPLO)[0]
+    return linalg_options.eigvalsh(a, UPLO)
 
 
 @implements(np.linalg.svd)
@@ -1089,8 +1079,8 @@ def qr(a: Any, mode: str = "reduced") -> Any:
 @implements(np.linalg.cholesky)
 def cholesky(a: Any, /, *, upper: bool = False) -> Any:
     """``np.linalg.cholesky``: L with L L^H = a read from the lower triangle, or with ``upper=True`` U with
-    U^H U = a read from the upper triangle (the conjugate transpose of the lower factor of a^H)."""
-    return mH(linalg_cholesky(mH(a))) if upper else linalg_cholesky(a)
+    U^H U = a read from the upper triangle (as torch's)."""
+    return linalg_options.cholesky(a, upper=upper)
 
 
 @implements(np.linalg.pinv)

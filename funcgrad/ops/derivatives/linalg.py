@@ -175,7 +175,7 @@ def _vector_norm(x, ord=2, dim=None, keepdim=False):  # noqa: A002
     if ord == -np.inf:
         return np.amin(a, axis=axes, keepdims=keepdim)
     if ord == 0:
-        return np.sum(a != 0, axis=axes, keepdims=keepdim).astype(np.result_type(x, 1.0))
+        return np.sum(a != 0, axis=axes, keepdims=keepdim).astype(np.result_type(a, 1.0))  # real, as |x|
     return np.sum(a ** ord, axis=axes, keepdims=keepdim) ** (1 / ord)
 
 
