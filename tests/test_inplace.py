@@ -161,3 +161,37 @@ def test_an_unchanged_index_tensor_gives_the_gradient() -> None:
     i = fg.tensor([0, 1, 1])
     (x[i] * fg.tensor([1.0, 2.0, 3.0])).sum().backward()
     np.testing.assert_allclose(x.grad.data, [1.0, 5.0, 0.0, 0.0])
+
+
+IN_PLACE_FORMS = {  # method: the extra arguments (torch's in-place forms of table ops)
+    "masked_fill_": (fg.tensor([[True, False, True], [False, False, True]]), 0.5),
+    "scatter_": (1, fg.tensor([[2, 0], [1, 1]]), fg.tensor([[7.0, 8.0], [9.0, 10.0]])),
+    "scatter_add_": (1, fg.tensor([[2, 0], [1, 1]]), fg.tensor([[7.0, 8.0], [9.0, 10.0]])),
+    "log1p_": (), "expm1_": (), "square_": (), "rsqrt_": (), "erf_": (), "tan_": (), "asin_": (), "atan_": (),
+    "log2_": (), "log10_": (), "trunc_": (), "sgn_": (), "exp2_": (),
+}
+
+
+@pytest.mark.parametrize("method", list(IN_PLACE_FORMS))
+def test_in_place_forms_match_their_ops(method: str) -> None:
+    """``y.<op>_(...)`` writes ``<op>(y, ...)`` into y and records it: the same values and gradients."""
+    args = IN_PLACE_FORMS[method]
+    x = fg.tensor([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]], requires_grad=True)
+    y = x * 1.0
+    out = getattr(y, method)(*args)
+    assert out is y and y._version == 1
+    expected = getattr(fg, method[:-1])(x * 1.0, *args)
+    np.testing.assert_array_equal(y.data, expected.data)
+    (gy,) = fg.autograd.grad((y * y).sum(), x)
+    (ge,) = fg.autograd.grad((expected * expected).sum(), x)
+    np.testing.assert_allclose(gy.data, ge.data, rtol=1e-15)
+
+
+def test_t_transposes_a_matrix_and_refuses_more_dimensions() -> None:
+    """torch's ``Tensor.t``: a matrix transposed (a view), a vector or a scalar as it is, 3-D refused."""
+    x = fg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    np.testing.assert_array_equal(x.t().data, x.data.T)
+    assert x.t()._base is x
+    assert fg.ones(3).t().shape == (3,)
+    with pytest.raises(RuntimeError, match=r"t\(\) expects a tensor with <= 2 dimensions, but self is 3D"):
+        fg.ones(2, 3, 4).t()

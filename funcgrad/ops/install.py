@@ -41,6 +41,13 @@ def _transposed(self: Tensor) -> Tensor:
     return ops.permute(self, tuple(range(self.data.ndim - 1, -1, -1)))
 
 
+def _t(self: Tensor) -> Tensor:
+    """The transpose of a matrix; a vector or a scalar as it is (torch's ``Tensor.t``, a view)."""
+    if self.data.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.data.ndim}D")
+    return _transposed(self)
+
+
 def _matrix_transposed(self: Tensor) -> Tensor:
     """The last two dimensions swapped (a batch of matrices transposed)."""
     return ops.transpose(self, -2, -1)
@@ -102,6 +109,7 @@ def install() -> None:
     Tensor.double = _double  # type: ignore[attr-defined]
     Tensor.float = _float  # type: ignore[attr-defined]
     Tensor.T = property(_transposed)  # type: ignore[attr-defined]
+    Tensor.t = _t  # type: ignore[attr-defined]
     Tensor.mT = property(_matrix_transposed)  # type: ignore[attr-defined]
     Tensor.mH = property(_matrix_adjoint)  # type: ignore[attr-defined]
     Tensor.H = property(_adjoint)  # type: ignore[attr-defined]
@@ -134,7 +142,9 @@ def install() -> None:
     Tensor.__or__ = ops.logical_or  # type: ignore[attr-defined]
     Tensor.__xor__ = ops.logical_xor  # type: ignore[attr-defined]
     for name in ("add", "sub", "mul", "div", "pow", "clamp", "exp", "log", "sqrt", "neg", "abs", "sin", "cos",
-                 "tanh", "sigmoid", "relu", "floor", "ceil", "round", "sign", "remainder", "reciprocal"):
+                 "tanh", "sigmoid", "relu", "floor", "ceil", "round", "sign", "remainder", "reciprocal", "masked_fill",
+                 "scatter", "scatter_add", "log1p", "expm1", "square", "rsqrt", "erf", "tan", "asin", "atan", "log2",
+                 "log10", "trunc", "sgn", "exp2"):
         setattr(Tensor, f"{name}_", _in_place(getattr(ops, name)))
     Tensor.fill_ = _in_place(ops.fill)  # type: ignore[attr-defined]
     Tensor.copy_ = _in_place(ops.copy)  # type: ignore[attr-defined]
