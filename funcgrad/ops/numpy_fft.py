@@ -13,7 +13,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 import funcgrad.ops as F
-from funcgrad.ops.numpy_functions import _data, implements
+from funcgrad.ops.numpy_functions import _data, _dtype, implements
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "fftn", "ifftn", "fft2", "ifft2", "fftshift", "ifftshift"]
 
@@ -84,7 +84,7 @@ def rfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, 
     """``np.fft.rfft``: the first n // 2 + 1 terms of the transform of a real signal."""
     if out is not None:
         raise TypeError("np.fft.rfft on Tensors does not support out=; compute without it")
-    if np.result_type(_data(a)).kind == "c":
+    if _dtype(a).kind == "c":
         raise TypeError("rfft of a complex input: use np.fft.fft")
     (ax,) = normalize_axis_tuple(axis, np.ndim(_data(a)))
     n = np.shape(_data(a))[ax] if n is None else n

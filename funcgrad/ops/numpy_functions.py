@@ -74,8 +74,14 @@ def _reject(name: str, out: Any = None, where: Any = np._NoValue, initial: Any =
         raise TypeError(f"np.{name} on Tensors does not support {', '.join(bad)}=; compute without it")
 
 
+def _dtype(value: Any) -> np.dtype:
+    """The dtype of an array or Tensor, or of the array NumPy makes of a list or number (np.result_type would
+    read a list as a dtype specification)."""
+    return value.dtype if hasattr(value, "dtype") else np.asarray(value).dtype
+
+
 def _cast(result: Any, dtype: Any) -> Any:
-    if dtype is None or np.dtype(dtype) == np.result_type(_data(result)):
+    if dtype is None or np.dtype(dtype) == _dtype(result):
         return result
     return F.to_copy(result, np.dtype(dtype))
 
@@ -83,7 +89,7 @@ def _cast(result: Any, dtype: Any) -> Any:
 def _as(a: Any, dtype: Any) -> Any:
     """``a`` converted to ``dtype`` before a reduction, as NumPy's ``dtype=`` (the type it accumulates in):
     ``np.sum([1.5, 2.7], dtype=int)`` is 1 + 2 (the result is then cast too: the op may widen small ints)."""
-    if dtype is None or np.dtype(dtype) == np.result_type(_data(a)):
+    if dtype is None or np.dtype(dtype) == _dtype(a):
         return a
     return F.to_copy(a, np.dtype(dtype)) if isinstance(a, Tensor) else np.asarray(a, np.dtype(dtype))
 
@@ -93,7 +99,7 @@ def _joined(result: Any, arrays: Sequence[Any], dtype: Any, casting: str) -> Any
     if dtype is None:
         return result
     for a in arrays:
-        source = np.result_type(_data(a))
+        source = _dtype(a)
         if not np.can_cast(source, dtype, casting):  # type: ignore[arg-type]
             raise TypeError(f"Cannot cast array data from {source!r} to {np.dtype(dtype)!r} according to the rule "
                             f"{casting!r}")
@@ -240,7 +246,7 @@ def _cumulative(name: str, scan: Callable[..., Any], identity: float) -> Callabl
         if include_initial:
             shape = list(np.shape(_data(result)))
             shape[axis] = 1
-            result = F.cat([np.full(shape, identity, np.result_type(_data(result))), result], axis)
+            result = F.cat([np.full(shape, identity, _dtype(result)), result], axis)
         return result
     cumulative.__doc__ = f"``np.{name}`` (the Array API's scan: ``include_initial`` puts {identity:g} first)."
     return cumulative
@@ -393,7 +399,7 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: in
     rows = [atleast_2d(v) for v in (m, y) if v is not None]
     rows = [F.transpose(r, 0, 1) if not rowvar and np.shape(_data(r))[0] != 1 else r for r in rows]
     X = F.cat(rows, 0) if len(rows) > 1 else rows[0]
-    if np.result_type(_data(X)).kind not in "fc":
+    if _dtype(X).kind not in "fc":
         X = F.to_copy(X, np.dtype(np.float64))
     n = np.shape(_data(X))[1] - (ddof if ddof is not None else 0 if bias else 1)
     X = F.sub(X, F.mean(X, 1, True))
@@ -410,7 +416,7 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -
         return F.div(c, c)
     d = F.sqrt(F.real(F.diagonal(c, 0, 0, 1)))
     c = F.div(F.div(c, F.reshape(d, (-1, 1))), F.reshape(d, (1, -1)))
-    return c if np.result_type(_data(c)).kind == "c" else F.clamp(c, -1.0, 1.0)
+    return c if _dtype(c).kind == "c" else F.clamp(c, -1.0, 1.0)
 
 
 # ----- products -------------------------------------------------------------------------------------------
@@ -470,6 +476,7 @@ def einsum(*operands: Any, out: Any = None, optimize: Any = False, **kwargs: Any
 @implements(np.tensordot)
 def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
     """``np.tensordot``."""
+    a, b = (x if isinstance(x, Tensor) else np.asarray(x) for x in (a, b))
     return F.tensordot(a, b, int(axes) if isinstance(axes, int | np.integer) else ([*np.atleast_1d(axes[0])],
                                                                   [*np.atleast_1d(axes[1])]))
 
@@ -739,7 +746,7 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
         raise ValueError("list of cases must be same length as list of conditions")
     result = default
     for i, (condition, choice) in reversed(list(enumerate(zip(condlist, choicelist)))):
-        if np.result_type(_data(condition)) != np.bool_:
+        if _dtype(condition) != np.bool_:
             raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
         result = F.where(condition, choice, result)
     return result
@@ -750,13 +757,13 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: float | None
                neginf: float | None = None) -> Any:
     """``np.nan_to_num``: NaN, inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default 0 and the
     largest and smallest finite floats); no gradient reaches the replaced entries. Complex values: each part."""
-    kind = np.result_type(_data(x)).kind
+    kind = _dtype(x).kind
     if kind == "c":
         parts = [nan_to_num(part, copy, nan, posinf, neginf) for part in (F.real(x), F.imag(x))]
         return F.add(parts[0], F.mul(parts[1], 1j))
     if kind != "f":
         return F.clone(x)
-    info = np.finfo(np.result_type(_data(x)))
+    info = np.finfo(_dtype(x))
     big = info.max if posinf is None else posinf
     small = info.min if neginf is None else neginf
     return F.where(F.isnan(x), nan, F.where(F.isinf(x), F.where(F.gt(x, 0), big, small), x))
@@ -829,7 +836,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
     """``np.pad`` in modes 'constant' (0 or a scalar ``constant_values``), 'reflect', 'edge' and 'wrap'."""
     modes = {"constant": "constant", "reflect": "reflect", "edge": "replicate", "wrap": "circular"}
     value = kwargs.pop("constant_values", 0)
-    if mode not in modes or kwargs or np.ndim(value):
+    if mode not in modes or kwargs or _ndim(value):
         raise TypeError(f"np.pad on Tensors supports the modes {', '.join(modes)} with a scalar constant_values")
     n = _ndim(array)
     widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (n, 2))
@@ -837,7 +844,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
         raise ValueError("index can't contain negative values")
     flat = tuple(int(w) for pair in widths[::-1] for w in pair)  # torch's order: last dim first
     padded = F.pad(array, flat, modes[mode])
-    if value == 0 or mode != "constant":
+    if mode != "constant" or (not isinstance(value, Tensor) and value == 0):
         return padded
     mask = np.pad(np.zeros(np.shape(_data(array)), bool), widths, constant_values=True)
     return F.where(mask, value, padded)
@@ -992,6 +999,7 @@ def fix(x: Any, out: Any = None) -> Any:
 @implements(np.correlate)
 def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
     """``np.correlate``: ``c[k] = sum_n a[n + k] conj(v[n])`` over the ``mode``'s range of ``k``."""
+    a, v = (x if isinstance(x, Tensor) else np.asarray(x) for x in (a, v))
     n, m = np.shape(_data(a))[0], np.shape(_data(v))[0]
     if n < m:  # NumPy's rule: correlate the other way round, reversed and conjugated
         return F.flip(F.conj(correlate(v, a, mode)), (0,))
@@ -1003,7 +1011,7 @@ def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
         out = F.convolution(F.reshape(x, (1, 1, n)), F.reshape(w, (1, 1, m)), None, (1,), (pads[mode],), (1,), 1)
         return F.reshape(out, (-1,))
 
-    if np.result_type(_data(a), _data(v)).kind != "c":
+    if np.result_type(_dtype(a), _dtype(v)).kind != "c":
         return real(a, v)
     # a conj(v) = (ar ar' + ai vi) + i (ai vr - ar vi), for a = ar + i ai and v = vr + i vi
     ar, ai, vr, vi = F.real(a), _imaginary_part(a), F.real(v), _imaginary_part(v)
@@ -1032,7 +1040,7 @@ def imag(val: Any) -> Any:
 
 
 def _imaginary_part(x: Any) -> Any:
-    return F.imag(x) if np.result_type(_data(x)).kind == "c" else F.mul(x, 0)
+    return F.imag(x) if _dtype(x).kind == "c" else F.mul(x, 0)
 
 
 @implements(np.angle)
@@ -1045,7 +1053,7 @@ def angle(z: Any, deg: bool = False) -> Any:
 @implements(np.linalg.norm)
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002
     """``np.linalg.norm`` (of integers and bools converted to float64 first, as NumPy)."""
-    if np.result_type(_data(x)).kind not in "fc":
+    if _dtype(x).kind not in "fc":
         x = F.to_copy(x, np.dtype(np.float64))
     return linalg_norm(x, ord, axis, keepdims)
 
@@ -1192,7 +1200,7 @@ def linalg_tensordot(x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
 @implements(np.linalg.vector_norm)
 def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:  # noqa: A002
     """``np.linalg.vector_norm`` (``x`` as one vector without an axis)."""
-    if np.result_type(_data(x)).kind not in "fc":
+    if _dtype(x).kind not in "fc":
         x = F.to_copy(x, np.dtype(np.float64))
     return linalg_vector_norm(x, ord, axis, keepdims)
 
@@ -1219,7 +1227,7 @@ def matrix_power(a: Any, n: int) -> Any:
     if len(shape) < 2 or shape[-1] != shape[-2]:
         raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
     if n == 0:  # the identity, a Tensor with a's graph (zero gradient, as torch)
-        return F.add(F.mul(a, 0), np.eye(shape[-1], dtype=np.result_type(_data(a))))
+        return F.add(F.mul(a, 0), np.eye(shape[-1], dtype=_dtype(a)))
     base, result, k = (linalg_inv(a) if n < 0 else a), None, abs(int(n))
     while k:
         if k & 1:
