@@ -417,7 +417,8 @@ def test_add_at_accumulates_into_a_tensor_in_place(ufunc: Any, index: Any) -> No
 
 
 def test_lists_beside_tensors() -> None:
-    """A list operand beside a Tensor: ``np.tensordot(list, t)`` raised AttributeError, ``np.convolve(list, t)``
+    """A list operand beside a Tensor: ``np.tensordot(list, t)`` and ``np.inner`` raised AttributeError,
+    ``np.trapezoid(t, list)`` a TypeError, ``np.convolve(list, t)``
     and ``np.select([[True, ...]], ...)`` NumPy's "Field elements must be 2- or 3-tuples", and ``np.pad`` with a
     Tensor as ``constant_values`` the error for converting a Tensor that requires grad. (NumPy dispatches np.pad
     on its first argument only: a Tensor ``constant_values`` beside an ndarray still reaches NumPy's own.)"""
@@ -425,7 +426,8 @@ def test_lists_beside_tensors() -> None:
     values, plain = [0.5, -1.0, 2.0], np.array([1.0, 2.0, 3.0])
     calls = [lambda x: np.tensordot(values, x, 1), lambda x: np.convolve(values, x),
              lambda x: np.correlate(x, values, "full"), lambda x: np.select([[True, False, True]], [x], 0.0),
-             lambda x: np.pad(x, 1, constant_values=x[0] * 2)]
+             lambda x: np.pad(x, 1, constant_values=x[0] * 2), lambda x: np.inner(x, values),
+             lambda x: np.trapezoid(x, [0.0, 1.0, 3.0])]
     for call in calls:
         np.testing.assert_allclose(call(t).detach().numpy(), call(plain))
         assert gradcheck(call, (t,))

@@ -262,6 +262,8 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
     or spaced ``dx``."""
     ax = axis % _ndim(y)
     lead = (slice(None),) * ax
+    if x is not None and not isinstance(x, Tensor):
+        x = np.asarray(x)
     if x is None:
         d = dx
     elif _ndim(x) == 1:
@@ -442,6 +444,7 @@ def vdot(a: Any, b: Any) -> Any:
 @implements(np.inner)
 def inner(a: Any, b: Any) -> Any:
     """``np.inner``: a sum over the last axes."""
+    a, b = (x if isinstance(x, Tensor) else np.asarray(x) for x in (a, b))
     if _ndim(a) == 0 or _ndim(b) == 0:
         return F.mul(a, b)
     return F.tensordot(a, b, ([_ndim(a) - 1], [_ndim(b) - 1]))
