@@ -431,3 +431,30 @@ def test_lists_beside_tensors() -> None:
     for call in calls:
         np.testing.assert_allclose(call(t).detach().numpy(), call(plain))
         assert gradcheck(call, (t,))
+
+
+_PRECISION_CALLS = {
+    "median": lambda a: np.median(a, axis=1), "quantile": lambda a: np.quantile(a, [0.3, 0.6]),
+    "quantile number": lambda a: np.quantile(a, 0.3, axis=0), "percentile": lambda a: np.percentile(a, 40, axis=1),
+    "percentiles": lambda a: np.percentile(a, [10, 75]),
+    "nanmean": np.nanmean, "nanvar": lambda a: np.nanvar(a, axis=0), "nanmax": np.nanmax, "cov": np.cov,
+    "corrcoef": np.corrcoef, "fft": lambda a: np.fft.fft(a), "rfft": lambda a: np.fft.rfft(a, axis=0),
+    "irfft": lambda a: np.fft.irfft(np.fft.rfft(a)), "logaddexp2": lambda a: np.logaddexp2(a, 1), "diff": np.diff,
+}
+
+
+@pytest.mark.parametrize("name", list(_PRECISION_CALLS))
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_, np.complex64])
+def test_result_dtypes_follow_numpy(name: str, dtype: Any) -> None:
+    """float32 stayed float32 where NumPy keeps it and ints became float64 where NumPy makes them so: np.median of
+    float32 was float64, np.cov of float32 float32 (NumPy: float64), np.fft.fft of float32 complex128 (NumPy:
+    complex64), np.nanmax of ints float64, np.diff of bools an error."""
+    a = (np.array([[0.3, -1.2, 2.0, 0.9], [1.5, 0.1, -0.4, -2.2], [-0.7, 1.1, 0.6, 1.9]]) * 3).astype(dtype)
+    call = _PRECISION_CALLS[name]
+    try:
+        expected = call(a)
+    except TypeError:
+        return  # NumPy has no loop for this dtype
+    got = call(fg.tensor(a))
+    assert got.dtype == np.asarray(expected).dtype
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-5, atol=1e-5)

@@ -46,8 +46,10 @@ def _resized(a: Any, n: int, axis: int) -> Any:
 
 
 def _along(a: Any, axis: int, matrix: np.ndarray) -> Any:
-    """``a`` times ``matrix`` along ``axis`` (sum_j a_j M_jk)."""
-    return F.movedim(F.matmul(F.movedim(a, axis, -1), matrix), -1, axis)
+    """``a`` times ``matrix`` along ``axis`` (sum_j a_j M_jk), in NumPy's precision: complex64 for float32,
+    float16 and complex64 inputs, complex128 otherwise."""
+    precision = np.result_type(_dtype(a), np.complex64) if _dtype(a).kind in "fc" else np.dtype(np.complex128)
+    return F.movedim(F.matmul(F.movedim(a, axis, -1), matrix.astype(precision)), -1, axis)
 
 
 def _dft(n: int, sign: float, columns: int | None = None) -> np.ndarray:

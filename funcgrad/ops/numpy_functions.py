@@ -80,6 +80,12 @@ def _dtype(value: Any) -> np.dtype:
     return value.dtype if hasattr(value, "dtype") else np.asarray(value).dtype
 
 
+def _inexact(a: Any) -> Any:
+    """``a`` as float64 when it holds integers or bools (NumPy's means, quantiles and covariances are floats), else
+    itself (float32 stays float32)."""
+    return a if _dtype(a).kind in "fc" else F.to_copy(a, np.dtype(np.float64))
+
+
 def _cast(result: Any, dtype: Any) -> Any:
     if dtype is None or np.dtype(dtype) == _dtype(result):
         return result
@@ -230,7 +236,8 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
             where: Any = np._NoValue) -> Any:
     """``np.nanmean``: the mean of the values that are not NaN (NaN where there are none, as NumPy)."""
     _reject("nanmean", out=out, where=where)
-    count = F.sum(F.logical_not(F.isnan(a)), axis, keepdims)
+    a = _inexact(a)
+    count = F.to_copy(F.sum(F.logical_not(F.isnan(a)), axis, keepdims), np.dtype(_dtype(F.real(a))))
     return _cast(F.div(nansum(a, axis, keepdims=keepdims), count), dtype)
 
 
@@ -303,10 +310,11 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: f
     count <= ddof, as NumPy)."""
     _reject("nanvar", out=out, where=where, mean=mean)
     ddof = ddof if correction is np._NoValue else correction
+    a = _inexact(a)
     nan = F.isnan(a)
     deviation = F.where(nan, 0, F.sub(a, nanmean(a, axis, keepdims=True)))
     squares = F.real(F.mul(F.conj(deviation), deviation))
-    dof = F.sub(F.sum(F.logical_not(nan), axis, keepdims), ddof)
+    dof = F.to_copy(F.sub(F.sum(F.logical_not(nan), axis, keepdims), ddof), np.dtype(_dtype(squares)))
     positive = F.gt(dof, 0)
     variance = F.div(F.sum(squares, axis, keepdims), F.where(positive, dof, 1))
     return _cast(F.where(positive, variance, np.nan), dtype)
@@ -323,6 +331,8 @@ def _nan_extreme(name: str, extreme: Callable[..., Any], fill: float) -> Callabl
     def nan_extreme(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = np._NoValue,
                     where: Any = np._NoValue) -> Any:
         _reject(name, out=out, initial=initial, where=where)
+        if _dtype(a).kind not in "fc":  # no NaN to skip
+            return extreme(a, axis, keepdims)
         nan = F.isnan(a)
         result = extreme(F.where(nan, fill, a), axis, keepdims)
         return F.where(F.amin(nan, axis, keepdims), np.nan, result)  # all NaN: NaN, as NumPy (which warns)
@@ -346,6 +356,7 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
     qs = np.asarray(_data(q), dtype=float)
     if np.any((qs < 0) | (qs > 1)):
         raise ValueError("Quantiles must be in the range [0, 1]")
+    a = _inexact(a)
     ndim = _ndim(a)
     if axis is None:
         a, ax = _flat(a), 0
@@ -355,7 +366,7 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
     position = qs * (n - 1)
     below = np.floor(position).astype(int)
     above = np.minimum(below + 1, n - 1)
-    weight = position - below
+    weight = (position - below).astype(np.result_type(_dtype(a), q if isinstance(q, int | float) else _dtype(q)))
     ordered = sort(a, axis=ax)
     if qs.ndim:  # one value per quantile along ax, weights shaped to broadcast there
         weight = np.reshape(weight, (-1,) + (1,) * (_ndim(ordered) - ax - 1))
@@ -380,7 +391,8 @@ def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_inpu
     qs = np.asarray(_data(q), dtype=float)
     if np.any((qs < 0) | (qs > 100)):
         raise ValueError("Percentiles must be in the range [0, 100]")
-    return quantile(a, qs / 100, axis, out, overwrite_input, method, keepdims, weights=weights)
+    hundred = _dtype(a).type(100) if _dtype(a).kind == "f" else 100  # NumPy's division (keeps float32 for a number)
+    return quantile(a, np.true_divide(_data(q), hundred), axis, out, overwrite_input, method, keepdims, weights=weights)
 
 
 @implements(np.median)
@@ -401,8 +413,9 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: in
     rows = [atleast_2d(v) for v in (m, y) if v is not None]
     rows = [F.transpose(r, 0, 1) if not rowvar and np.shape(_data(r))[0] != 1 else r for r in rows]
     X = F.cat(rows, 0) if len(rows) > 1 else rows[0]
-    if _dtype(X).kind not in "fc":
-        X = F.to_copy(X, np.dtype(np.float64))
+    precision = np.result_type(_dtype(X), np.float64)  # NumPy computes in float64 (complex128) at least
+    if _dtype(X) != precision:
+        X = F.to_copy(X, precision)
     n = np.shape(_data(X))[1] - (ddof if ddof is not None else 0 if bias else 1)
     X = F.sub(X, F.mean(X, 1, True))
     c = F.div(F.matmul(X, mH(X)), n if n > 0 else 0)
@@ -799,8 +812,9 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = np._NoValue, append:
     if len(pieces) > 1:
         a = F.cat(pieces, ax)
     lead = (slice(None),) * ax
+    step = F.ne if _dtype(a) == np.bool_ else F.sub  # NumPy's difference of bools: whether they differ
     for _ in range(n):
-        a = F.sub(a[lead + (slice(1, None),)], a[lead + (slice(None, -1),)])
+        a = step(a[lead + (slice(1, None),)], a[lead + (slice(None, -1),)])
     return a
 
 

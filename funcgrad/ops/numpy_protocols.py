@@ -58,8 +58,10 @@ def _rad2deg(x: Any) -> Any:
 
 
 def _logaddexp2(x: Any, y: Any) -> Any:
-    """log2(2^x + 2^y) = logaddexp(x ln 2, y ln 2) / ln 2."""
-    return F.div(F.logaddexp(F.mul(x, math.log(2)), F.mul(y, math.log(2))), math.log(2))
+    """log2(2^x + 2^y) = logaddexp(x ln 2, y ln 2) / ln 2 (a Python number scaled as one, to keep float32)."""
+    def scaled(v: Any) -> Any:
+        return v * math.log(2) if isinstance(v, int | float) else F.mul(v, math.log(2))
+    return F.div(F.logaddexp(scaled(x), scaled(y)), math.log(2))
 
 
 def _vecdot(x: Any, y: Any) -> Any:
