@@ -237,7 +237,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
     """``np.nanmean``: the mean of the values that are not NaN (NaN where there are none, as NumPy)."""
     _reject("nanmean", out=out, where=where)
     a = _inexact(a)
-    count = F.to_copy(F.sum(F.logical_not(F.isnan(a)), axis, keepdims), np.dtype(_dtype(F.real(a))))
+    count = F.to_copy(F.sum(F.logical_not(F.isnan(a)), axis, keepdims), np.finfo(_dtype(a)).dtype)  # (real)
     return _cast(F.div(nansum(a, axis, keepdims=keepdims), count), dtype)
 
 
