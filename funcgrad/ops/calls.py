@@ -141,7 +141,9 @@ def _binary_op(spec: OpSpec, checked: bool, record: Callable[[tuple[Any, ...], A
     node_class = spec.node_class
     real_only = not spec.complex
     plan = _plan(spec, check_all=False)
-    crosswise = plan == ((1, 0b01, True), (0, 0b10, True))  # x's rule reads y, y's rule reads x
+    # two saved inputs (mul: y for x's rule, x for y's; tanh_backward: output for both, grad_output for output's)
+    two_inputs = len(plan) == 2 and all(p in (0, 1) and tensor for p, _, tensor in plan)
+    (first, first_users, _), (second, second_users, _) = plan if two_inputs else ((0, 0, False),) * 2
     new = object.__new__
     ndarray = np.ndarray
     shapes = SHAPES.setdefault
@@ -185,18 +187,19 @@ def _binary_op(spec: OpSpec, checked: bool, record: Callable[[tuple[Any, ...], A
         result.data, result.grad_fn, result.output_nr = out, node, 0
         result._requires_grad, result._grad, result._extra = True, None, None
         result._version_counter = counter = [0]
-        if crosswise:
-            for_x = y if grad_x else None
-            for_y = x if grad_y else None
-            node._saved = (for_x, for_y)
-            version_x = (for_x._version_counter[0] if isinstance(for_x, Tensor) else
-                         None if for_x is None or for_x.__class__ is float else _version(for_x))
-            version_y = (for_y._version_counter[0] if isinstance(for_y, Tensor) else
-                         None if for_y is None or for_y.__class__ is float else _version(for_y))
-            node._versions = UNCHECKED_PAIR if version_x is None and version_y is None else (version_x, version_y)
+        if two_inputs:  # (a value only rules of inputs needing no gradient read is not kept)
+            needing = grad_x | grad_y << 1
+            a = (y if first else x) if first_users & needing else None
+            b = (y if second else x) if second_users & needing else None
+            node._saved = (a, b)
+            version_a = (a._version_counter[0] if isinstance(a, Tensor) else
+                         None if a is None or a.__class__ is float else _version(a))
+            version_b = (b._version_counter[0] if isinstance(b, Tensor) else
+                         None if b is None or b.__class__ is float else _version(b))
+            node._versions = UNCHECKED_PAIR if version_a is None and version_b is None else (version_a, version_b)
         elif not plan:
             node._saved = node._versions = ()
-        else:  # (div, pow...: the general saving, still without the recorder's call)
+        else:  # (pow...: the general saving, still without the recorder's call)
             needing = grad_x | grad_y << 1
             node._saved, node._versions = _saved(plan, (x, y), needing, out, counter)
         return result
