@@ -6,6 +6,7 @@ import gc
 import math
 import sys
 import weakref
+from typing import Any
 
 import numpy as np
 import pytest
@@ -401,3 +402,33 @@ def test_every_stored_grad_is_a_copy_of_its_own(create_graph: bool) -> None:
     if create_graph:
         (gz,) = fg.autograd.grad(z.grad.sum(), z)
         np.testing.assert_allclose(gz.data, 6 * z.data)
+
+
+def test_live_sinks_are_counted_exactly_across_threads_and_cycles() -> None:
+    """The engine skips its path search when every live sink is a target: the count must be exact. Sinks made and
+    dropped in several threads, or freed by the collector from a reference cycle, leave it where it was."""
+    import threading
+
+    from funcgrad.core.graph import live_sinks
+
+    gc.collect()
+    before = live_sinks()
+
+    def work() -> None:
+        for _ in range(200):
+            x = fg.tensor([1.0, 2.0], requires_grad=True)
+            (x * 2).sum()  # a graph ending at x's AccumulateGrad, dropped at once
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    x = fg.tensor([1.0], requires_grad=True)
+    box: list[Any] = [x * 2]
+    box.append(box)  # a reference cycle holding the graph
+    del x
+    assert live_sinks() == before + 1
+    del box
+    gc.collect()
+    assert live_sinks() == before

@@ -20,11 +20,11 @@ from funcgrad.core.grad_mode import STATE
 from funcgrad.core.graph import (
     FREED,
     SHAPES,
-    SINKS,
     AccumulateGrad,
     Node,
     checked_hook_result,
     checked_hook_results,
+    live_sinks,
 )
 from funcgrad.core.tensor import Tensor
 
@@ -129,7 +129,7 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
             node, nr = t._edge()
             captures.setdefault(node, []).append((nr, i))
         targets = set(captures)
-        if len(SINKS) != len([n for n in targets if not n._edges]):  # a sink that is no target: find the paths
+        if live_sinks() != len([n for n in targets if not n._edges]):  # a sink that is no target: find the paths
             run = _on_path(_reachable(list(slots)), targets)
             if accumulate:
                 run.update(n for n in targets if type(n) is AccumulateGrad)

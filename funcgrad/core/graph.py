@@ -9,7 +9,6 @@ from __future__ import annotations
 import gc
 import itertools
 import threading
-import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -22,7 +21,8 @@ from funcgrad.core.tangents import carry_tangent
 from funcgrad.core.tensor import Tensor
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks", "NO_EDGE", "SHAPES", "edge_to",
-           "AT_VERSION_0", "UNCHECKED_PAIR", "unchecked", "SINKS", "long_recording", "KeptSaved", "keep_saved"]
+           "AT_VERSION_0", "UNCHECKED_PAIR", "unchecked", "Sink", "live_sinks", "long_recording", "KeptSaved",
+           "keep_saved"]
 
 _sequence = itertools.count()
 next_sequence_nr = _sequence.__next__
@@ -320,12 +320,29 @@ def saved_version(value: Any) -> Any:
 _ACCUMULATING = threading.Lock()  # backward passes in several threads may add into one leaf's .grad
 
 
-# Every live node without edges (a leaf's AccumulateGrad, an invalid view's history): each path of a graph ends at
-# one, so when all of them are the targets of a backward pass every node reached leads to a target (see engine).
-SINKS: weakref.WeakSet[Node] = weakref.WeakSet()
+_LIVE_SINKS: list[None] = []  # an entry per live Sink (append and pop are atomic: exact with threads, no weakrefs)
 
 
-class AccumulateGrad(Node):
+class Sink(Node):
+    """A node without edges: a leaf's AccumulateGrad, an invalid view's history. Each path of a graph ends at one,
+    so when every live sink is a target of a backward pass, every node reached leads to a target (see engine)."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__()
+        _LIVE_SINKS.append(None)
+
+    def __del__(self, _forget: Callable[[], None] = _LIVE_SINKS.pop) -> None:
+        _forget()
+
+
+def live_sinks() -> int:
+    """How many sinks are alive (in any thread's graphs)."""
+    return len(_LIVE_SINKS)
+
+
+class AccumulateGrad(Sink):
     """The sink of a leaf tensor that requires grad: adds arriving gradients to ``variable.grad``, under a
     lock (as torch: backward passes into a shared leaf from several threads add up exactly)."""
 
@@ -338,7 +355,6 @@ class AccumulateGrad(Node):
         # distinct, so the engine's heap never compares two nodes)
         self.sequence_nr = next_sink_nr()
         self.variable = variable
-        SINKS.add(self)
 
     def apply(self, grad_outputs: list[Any], as_tensors: bool) -> Sequence[Any]:
         var = self.variable

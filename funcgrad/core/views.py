@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.core.grad_mode import STATE
-from funcgrad.core.graph import SINKS, Node
+from funcgrad.core.graph import Node, Sink
 
 __all__ = ["CreationMeta", "mark_view", "refresh_views", "set_history", "check_inplace_on_view", "rebase_error"]
 
@@ -162,7 +162,7 @@ def _op_name(node: Node) -> str:
     return re.sub(r"Backward\d*$", "", node.name())
 
 
-class _InvalidView(Node):
+class _InvalidView(Sink):
     """The history of a marked view after its base was written in place: reaching it in backward raises."""
 
     __slots__ = ("error",)
@@ -171,7 +171,6 @@ class _InvalidView(Node):
     def __init__(self, error: RuntimeError) -> None:
         super().__init__()
         self.error = error
-        SINKS.add(self)  # no edges: a sink
 
     def apply(self, grad_outputs: list[Any], as_tensors: bool) -> tuple[Any, ...]:
         """Raise the error the view's base rewrite deferred."""
