@@ -122,26 +122,28 @@ def _axes_and_lengths(a: Any, s: Sequence[int] | None, axes: Sequence[int] | Non
     return list(zip(normalize_axis_tuple(tuple(axes), ndim, allow_duplicate=True), lengths))
 
 
+def _along_each(name: str, a: Any, s: Sequence[int] | None, axes: Sequence[int] | None, norm: str | None, out: Any,
+                inverse: bool) -> Any:
+    """The complex transform (``inverse``: its inverse) along each of ``axes``, as ``np.fft.<name>``."""
+    if out is not None:
+        raise TypeError(f"np.fft.{name} on Tensors does not support out=; compute without it")
+    for ax, n in _axes_and_lengths(a, s, axes):
+        a = _complex_transform(a, n, ax, norm, inverse)
+    return a
+
+
 @implements(np.fft.fftn)
 def fftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: str | None = None,
          out: Any = None) -> Any:
     """``np.fft.fftn``: ``fft`` along each of ``axes`` (every axis by default)."""
-    if out is not None:
-        raise TypeError("np.fft.fftn on Tensors does not support out=; compute without it")
-    for ax, n in _axes_and_lengths(a, s, axes):
-        a = _complex_transform(a, n, ax, norm, False)
-    return a
+    return _along_each("fftn", a, s, axes, norm, out, inverse=False)
 
 
 @implements(np.fft.ifftn)
 def ifftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: str | None = None,
           out: Any = None) -> Any:
     """``np.fft.ifftn``: ``ifft`` along each of ``axes`` (every axis by default)."""
-    if out is not None:
-        raise TypeError("np.fft.ifftn on Tensors does not support out=; compute without it")
-    for ax, n in _axes_and_lengths(a, s, axes):
-        a = _complex_transform(a, n, ax, norm, True)
-    return a
+    return _along_each("ifftn", a, s, axes, norm, out, inverse=True)
 
 
 @implements(np.fft.fft2)

@@ -223,12 +223,19 @@ def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> An
     return F.sub(F.amax(a, axis, keepdims), F.amin(a, axis, keepdims))
 
 
-@implements(np.nansum)
-def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
-           initial: Any = np._NoValue, where: Any = np._NoValue) -> Any:
-    """``np.nansum``: the sum with NaNs counted as 0 (no gradient reaches them, as torch's nansum)."""
-    _reject("nansum", out=out, initial=initial, where=where)
-    return sum(F.where(F.isnan(a), 0, a), axis, dtype, keepdims=keepdims)
+def _ignoring_nans(name: str, reduce: Callable[..., Any], identity: float, doc: str) -> Callable[..., Any]:
+    """``np.<name>``: ``reduce`` with NaNs counted as ``identity`` (no gradient reaches them, as torch's nansum)."""
+    def reduction(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+                  initial: Any = np._NoValue, where: Any = np._NoValue) -> Any:
+        _reject(name, out=out, initial=initial, where=where)
+        return reduce(F.where(F.isnan(a), identity, a), axis, dtype, keepdims=keepdims)
+    reduction.__doc__ = doc
+    return reduction
+
+
+nansum = implements(np.nansum)(_ignoring_nans("nansum", sum, 0, "``np.nansum``: the sum with NaNs counted as 0."))
+nanprod = implements(np.nanprod)(_ignoring_nans("nanprod", prod, 1,
+                                                "``np.nanprod``: the product with NaNs counted as 1."))
 
 
 @implements(np.nanmean)
@@ -281,14 +288,6 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
         d = diff(x, axis=axis)
     mid = F.div(F.add(y[lead + (slice(1, None),)], y[lead + (slice(None, -1),)]), 2.0)
     return F.sum(F.mul(d, mid), ax)
-
-
-@implements(np.nanprod)
-def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
-            initial: Any = np._NoValue, where: Any = np._NoValue) -> Any:
-    """``np.nanprod``: the product with NaNs counted as 1 (no gradient reaches them)."""
-    _reject("nanprod", out=out, initial=initial, where=where)
-    return prod(F.where(F.isnan(a), 1, a), axis, dtype, keepdims=keepdims)
 
 
 @implements(np.nancumsum)
