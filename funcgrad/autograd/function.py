@@ -238,9 +238,8 @@ class BackwardFunction(FunctionCtx):
             if all(g is None for g in column):
                 stacked.append(None)
                 continue
-            column = [np.zeros(shape, dtype) if g is None else g if g.shape == shape else sum_to(g, shape)
-                      for g in column]
-            stacked.append(stack(column))
+            stacked.append(stack([np.zeros(shape, dtype) if g is None else g if g.shape == shape else sum_to(g, shape)
+                                  for g in column]))
         return stacked
 
     def _check(self, grads: tuple[Any, ...], as_tensors: bool) -> list[Any]:
