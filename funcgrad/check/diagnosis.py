@@ -134,7 +134,7 @@ def _region(b: Block) -> str | None:
     computed = ~np.isnan(b.numerical).all(axis=0)
     bad = b.failed.any(axis=0)
     good = computed & ~bad
-    if not bad.any() or not good.any():
+    if not bad.any() or good.sum() < _FEW:  # (one good element beside one bad would make any threshold a "region")
         return None
     xb, xg = b.x[bad].astype(np.float64), b.x[good].astype(np.float64)
     if xb.max() < xg.min():
