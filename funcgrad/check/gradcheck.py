@@ -262,7 +262,7 @@ def _run(func: Callable[..., Any], prepared: tuple[Any, ...], indices: list[int]
                 run.no_differentiable_outputs()
             elif check_backward_ad:
                 run.fast() if opts.fast_mode else run.slow()
-            if check_forward_ad:
+            if check_forward_ad and differentiable:  # (else the numerical gradient must be zero, checked above)
                 run.forward_mode(against_reverse=check_backward_ad)
         except RuntimeError as exc:
             # only autograd's own refusal; a GradcheckError naming once_differentiable as a cause is a failure
