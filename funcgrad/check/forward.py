@@ -91,6 +91,8 @@ def _tangents(func: Callable[..., Any], inputs: Sequence[Any], index: int, tange
         for out in outputs:
             t = forward_ad.unpack_dual(out).tangent
             size = real_view(out.data).size
+            # a real tangent of a complex output (real x + complex z, pushed from x) has zero imaginary parts
             found.append(np.zeros(lead + (size,)) if t is None else
-                         real_view(t.data).astype(np.float64).reshape(lead + (size,)))
+                         real_view(t.data.astype(np.promote_types(t.dtype, out.dtype), copy=False))
+                         .astype(np.float64).reshape(lead + (size,)))
     return found

@@ -5,7 +5,8 @@ An element fails when ``|analytical - numerical|`` exceeds ``MARGIN`` times the 
 ``eps ** (2/3)`` relative, for the backward's own rounding), so the comparison stays strict where the estimate is
 good (a 1% bug next to a singularity still fails); it passes when it does not and the estimate is good enough to
 say so; anything else is inconclusive, with the reason: a kink within the step (the element and the kink's
-distance), or the dtype's resolution exhausted at this scale. A function whose two evaluations at one point differ
+distance), a failure that a ladder of smaller steps does not confirm (the function jumps within the top steps), or
+the dtype's resolution exhausted at this scale. A function whose two evaluations at one point differ
 is inconclusive as a whole (non-deterministic).
 
 Slow mode walks every input element. Fast mode first screens each input with projections ``v^T J u``: two
@@ -30,7 +31,7 @@ import numpy as np
 from funcgrad.autograd import no_grad
 from funcgrad.check.diagnosis import Block, diagnose
 from funcgrad.check.numerical import Cells, perturbable, real_shape, real_view
-from funcgrad.check.steps import Estimate, Shift, derivative, finest, first_step, kink
+from funcgrad.check.steps import Estimate, Shift, derivative, finest, first_step, kink, slopes
 from funcgrad.check.verdict import FAIL, INCONCLUSIVE, PASS, Element, Verdict
 from funcgrad.core.tensor import Tensor
 
@@ -43,6 +44,7 @@ _ACCURACY = 1e-3  # ... and below this, so that a pass rules out a bug of 0.4% (
 _TINY = float(np.finfo(np.float64).tiny)  # a gap below the smallest normal float is below any difference's resolution
 _PROBES = 2  # dense random probes beside the block probes in fast mode
 _SCREENS = 2  # random directions of fast mode's screen
+_RECHECK = 64  # a failing estimate is confirmed by a second ladder from a step this many times smaller
 
 
 @dataclass
@@ -233,18 +235,37 @@ class _Judge:
             self.checked += ana.size
             passed, failed = self.rule.split(ana, est.value, est.error, scale)
             if not passed.all():
-                self.explain(shifted, est, ana, passed, failed, i, k, float(flat[k]))
+                self.explain(shifted, est, ana, scale, passed, failed, i, k, float(flat[k]), float(steps[k]))
 
-    def explain(self, shifted: Shift, est: Estimate, ana: np.ndarray, passed: np.ndarray, failed: np.ndarray,
-                i: int, k: int, x_k: float) -> None:
-        """Record the elements of one column that did not pass, telling kinks and resolution from bugs."""
+    def rechecked(self, shifted: Shift, est: Estimate, h0: float, rows: np.ndarray) -> tuple[Estimate, np.ndarray]:
+        """A second estimate from a ladder starting at ``h0 / _RECHECK``, and where it contradicts ``est`` (``rows``
+        only): Ridders' error is the gap between neighbouring steps, so a function that jumps or turns within the
+        top steps (a sign flip of an SVD's vectors 2e-3 away, with float32's top step 0.04) can agree with itself
+        there and be wrong; a smaller ladder then sees the local derivative."""
+        def contradicts(value: np.ndarray, error: np.ndarray) -> np.ndarray:
+            bound = MARGIN * (error + est.error) + self.rule.eps ** _ROUNDING * np.abs(est.value)
+            return rows & (np.abs(value - est.value) > bound)  # (NaN: no evidence either way)
+
+        again = derivative(shifted, h0 / _RECHECK, self.rule.eps, lambda v, e: not contradicts(v, e).any())
+        return again, contradicts(again.value, again.error)
+
+    def explain(self, shifted: Shift, est: Estimate, ana: np.ndarray, scale: np.ndarray, passed: np.ndarray,
+                failed: np.ndarray, i: int, k: int, x_k: float, h0: float) -> None:
+        """Record the elements of one column that did not pass, telling kinks, steps that are too large and
+        resolution from bugs."""
         found = kink(shifted, 2 * est.step, self.rule.eps)
+        again, contradicted = self.rechecked(shifted, est, h0, failed) if failed.any() else (est, failed)
+        # a jump within the top steps of this shift, seen on any output: only the smaller steps count
+        unconfirmed = contradicted | (contradicted.any() & ~self.rule.split(ana, again.value, again.error, scale)[1])
         dtype = self.p.inputs[i].dtype
         fine, fine_noise = finest(shifted, np.asarray(x_k, dtype), self.rule.eps)
         with np.errstate(invalid="ignore"):
             unresolved = ~(np.abs(fine - est.value) <= MARGIN * (est.error + fine_noise)
                            + self.rule.eps ** _ROUNDING * np.abs(est.value))
-        for row in np.nonzero(~passed)[0]:
+            # within tolerance and resolved beside how fast the function moves near the point: a pass after all
+            local = est.error <= self.rule.resolved * slopes(shifted, h0)
+            resolved_locally = ~failed & ~unresolved & (found.jump == 0) & local
+        for row in np.nonzero(~passed & ~resolved_locally)[0]:
             lo, hi = sorted((float(found.left[row]), float(found.right[row])))
             slack = MARGIN * float(est.error[row]) + self.rule.eps ** _ROUNDING * (abs(lo) + abs(hi))
             if found.jump[row] != 0 and lo - slack <= ana[row] <= hi + slack:
@@ -253,6 +274,12 @@ class _Judge:
                     f"{float(found.distance[row]):.2g} from {self.p.input_label(i)} "
                     f"{_coords(k, real_shape(self.p.inputs[i]))} = {x_k:.6g}; the analytical value lies between the "
                     f"one-sided derivatives {lo:.6g} and {hi:.6g}")
+            elif failed[row] and unconfirmed[row]:
+                status, reason = INCONCLUSIVE, (
+                    f"the finite differences from steps of {h0:.2g} down ({float(est.value[row]):.6g}) are not "
+                    f"confirmed from {h0 / _RECHECK:.2g} down ({float(again.value[row]):.6g} ± "
+                    f"{float(again.error[row]):.2g}): the function jumps or turns sharply within {h0:.2g} of "
+                    f"{self.p.input_label(i)} {_coords(k, real_shape(self.p.inputs[i]))} = {x_k:.6g}")
             elif failed[row] and not unresolved[row]:
                 status, reason = FAIL, ("" if found.jump[row] == 0 else
                                         f"near a kink, yet outside the one-sided derivatives {lo:.6g}..{hi:.6g}")

@@ -121,9 +121,14 @@ def _strided(a: np.ndarray) -> np.ndarray:
     return out
 
 
+def _contiguous(a: np.ndarray) -> np.ndarray:
+    """``a``'s values in C order (a 0-d array stays 0-d, which ``np.ascontiguousarray`` makes 1-d)."""
+    return np.array(a, order="C")
+
+
 def _transposed(a: np.ndarray) -> np.ndarray:
-    """``a``'s values in Fortran order (a transposed C array)."""
-    return np.asfortranarray(a)
+    """``a``'s values in Fortran order (a transposed C array; 0-d stays 0-d, unlike ``np.asfortranarray``)."""
+    return np.array(a, order="F")
 
 
 def _reversed(a: np.ndarray) -> np.ndarray:
@@ -131,7 +136,7 @@ def _reversed(a: np.ndarray) -> np.ndarray:
     return np.flip(np.flip(a).copy())
 
 
-_LAYOUTS = (np.ascontiguousarray, _transposed, _strided, _reversed)
+_LAYOUTS = (_contiguous, _transposed, _strided, _reversed)
 
 
 def broadcastable_arrays(n: int = 2, **kwargs: Any) -> st.SearchStrategy:

@@ -19,7 +19,7 @@ from funcgrad.core.tensor import Tensor
 from funcgrad.functional._argnums import Argnums, Call
 from funcgrad.functional._blocks import Products, blocked_jacobian, check_scale_options, require_real
 from funcgrad.functional._core import basis, jacobian_blocks
-from funcgrad.functional._passes import pull, push_pass, reverse_pass
+from funcgrad.functional._passes import Traced, pull, push_pass, reverse_pass
 
 __all__ = ["grad", "value_and_grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize"]
 
@@ -147,7 +147,9 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
 
     def pullback(ct: Any) -> Any:
         assert call.out_spec is not None
-        return call.inputs_tree(pull(outs, xs, call.match(ct, call.out_spec, outs, "cotangent"), traced.graph), keep)
+        cts = call.match(ct, call.out_spec, outs, "cotangent")
+        by = Traced(cts)  # the result is linear in the cotangents: traced when they are
+        return call.inputs_tree(pull(outs, xs, cts, traced.graph or by.graph), keep or bool(by))
 
     out = call.outputs_tree(outs, keep)
     return (out, pullback, call.aux_tree(keep)) if has_aux else (out, pullback)
@@ -323,7 +325,8 @@ def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., 
         array([2., 0.])
     """
     call = Call(f, primals, tuple(range(len(primals))), False, "linearize")
-    out = call.outputs_tree(call(call.inputs), keep_graph=True)
+    outs = call(call.inputs)
+    out = call.outputs_tree(outs, keep_graph=bool(Traced(outs)))  # attached only to what an outer trace follows
 
     def jvp_fn(*tangents: Any) -> Any:
         return jvp(f, primals, tangents)[1]

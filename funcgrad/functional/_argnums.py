@@ -85,12 +85,13 @@ class Call:
         return [leaf if isinstance(leaf, Tensor) else Tensor(leaf) for leaf in leaves]
 
     def export(self, t: Any, keep_graph: bool) -> Any:
-        """A result leaf as the caller wants it: an array, or a Tensor (detached unless ``keep_graph``)."""
+        """A result leaf as the caller wants it: attached when ``keep_graph`` (an outer transform traces it), else
+        an array when no differentiated leaf was a Tensor, else a detached Tensor."""
         if not isinstance(t, Tensor):
             return t
-        if self.numpy_out:
-            return t.data
-        return t if keep_graph else t.detach()
+        if not keep_graph:
+            return t.data if self.numpy_out else t.detach()
+        return t
 
     def aux_tree(self, keep_graph: bool) -> Any:
         """The ``aux`` of the last call, its Tensor leaves exported as results are."""

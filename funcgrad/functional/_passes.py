@@ -14,6 +14,7 @@ import numpy as np
 
 from funcgrad.autograd import forward_ad
 from funcgrad.core.grad_mode import enable_grad
+from funcgrad.core.graph import AccumulateGrad, next_sequence_nr
 from funcgrad.core.tangents import current, tangent_of, tangents_of
 from funcgrad.core.tensor import Tensor
 from funcgrad.functional._argnums import Call
@@ -30,8 +31,8 @@ class Traced:
 
     __slots__ = ("graph", "tangents")
 
-    def __init__(self, inputs: Sequence[Tensor]) -> None:
-        self.graph = any(x.requires_grad for x in inputs)
+    def __init__(self, inputs: Sequence[Any]) -> None:
+        self.graph = any(isinstance(x, Tensor) and x.requires_grad for x in inputs)
         self.tangents = any(tangents_of(x) for x in inputs)
 
     def __bool__(self) -> bool:
@@ -73,18 +74,60 @@ def tracked(x: Tensor) -> Tensor:
     return y if y.requires_grad else y.requires_grad_()
 
 
+def _may_be_traced(call: Call) -> bool:
+    """Whether values an outer trace follows may reach ``call``'s outputs other than through its differentiated
+    inputs (a closed-over Tensor, an argument not differentiated): inside another transform's function, or
+    when the caller passed Tensors (plain autograd may trace what the function closes over)."""
+    return inside_transform() or not call.numpy_out
+
+
+def _reaches_beyond(outs: Sequence[Tensor], xs: Sequence[Tensor], since: int) -> bool:
+    """Whether the graph of ``outs`` leads anywhere but to the leaves ``xs``: to a node recorded before the
+    sequence number ``since`` (an outer graph), or to another leaf or sink (a Tensor requiring grad that the
+    function closed over or took beside ``xs``). Only the nodes the call recorded are walked."""
+    own = {id(x) for x in xs}
+    stack = []
+    for out in outs:
+        if out.requires_grad:
+            if out.grad_fn is None:
+                if id(out) not in own:
+                    return True
+            else:
+                stack.append(out.grad_fn)
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, AccumulateGrad):
+            if id(node.variable) not in own:
+                return True
+        elif node.sequence_nr < since or not node._edges:
+            return True
+        else:
+            stack.extend([edge[0] for edge in node._edges if edge[0] is not None])
+    return False
+
+
 def reverse_pass(call: Call) -> tuple[list[Tensor], list[Tensor], Traced]:
     """Run ``call`` for reverse mode: ``(inputs, outputs, traced)``.
 
-    The results stay attached when an outer transform traces the inputs (``Traced``); the backward pass
-    is recorded (``pull(create_graph=traced.graph)``) only for an outer reverse-mode transform: tangents
-    flow through an unrecorded one (its rules run on Tensors under forward mode), so forward-over-reverse
-    records the function once, not its backward pass too.
+    The results stay attached when an outer transform traces the inputs, or what the function closed over
+    or took beside them (``Traced``); the backward pass is recorded (``pull(create_graph=traced.graph)``)
+    only for an outer reverse-mode transform: tangents flow through an unrecorded one (its rules run on
+    Tensors under forward mode), so forward-over-reverse records the function once, not its backward pass too.
     """
     keep = Traced([x for x, made in zip(call.inputs, call.made) if not made])  # (only a caller's Tensor is traced)
+    doubt = not (keep.graph and keep.tangents) and _may_be_traced(call)
     with enable_grad(), _TRANSFORMING:  # (a Tensor the call made from an array is its own: no alias needed)
         xs = [x.requires_grad_() if made else tracked(x) for x, made in zip(call.inputs, call.made)]
-        return xs, call(xs), keep
+        since = next_sequence_nr()
+        outs = call(xs)
+    if doubt:  # outputs that depend on a traced value the inputs do not carry
+        keep.tangents = keep.tangents or any(tangents_of(out) for out in outs)
+        keep.graph = keep.graph or _reaches_beyond(outs, xs, since)
+    return xs, outs, keep
 
 
 def pull(outs: Sequence[Tensor], xs: Sequence[Tensor], cts: Sequence[Any], create_graph: bool,
@@ -105,12 +148,19 @@ def push_pass(call: Call, tangents: Sequence[Any],
     ``structured``, output tangents no transform traces are returned as the pass left them (a batch may
     stay structured, for ``jacobian_blocks`` to make dense as it cuts it), else as ``unpack_dual`` gives them.
     """
-    keep = Traced(call.inputs)
+    keep = Traced([*call.inputs, *tangents])
+    doubt = _may_be_traced(call)  # then tangents are recorded in case a closed-over Tensor requires grad
     batch = tuple(np.shape(tangents[0])[:1]) if np.ndim(tangents[0]) > call.inputs[0].ndim else ()
-    with forward_ad.dual_level(record_tangents=keep.graph), _TRANSFORMING:
+    with forward_ad.dual_level(record_tangents=keep.graph or doubt), _TRANSFORMING:
         # a Tensor the call made from an array is its own: it carries the tangent itself, no dual view needed
         outs = call([forward_ad.set_tangent(x, t) if made else forward_ad.make_dual(x, t)
                      for x, t, made in zip(call.inputs, tangents, call.made)])
+        if doubt:  # outputs that depend on a traced value the inputs and tangents do not carry
+            level = current()
+            keep.tangents = keep.tangents or any(lvl is not level for out in outs for lvl in tangents_of(out))
+            keep.graph = keep.graph or any(out.requires_grad or (tangent_of(out, level) is not None
+                                                                 and tangent_of(out, level).requires_grad)
+                                           for out in outs)
         if not keep:  # nothing traced: the outputs leave detached (or as arrays), so no primal views are needed
             level = current()
             pairs = [forward_ad.UnpackedDualTensor(out, tangent_of(out, level) if structured

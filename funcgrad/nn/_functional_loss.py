@@ -2,6 +2,7 @@
 table ops (so every derivative order comes from the table)."""
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -48,21 +49,24 @@ def l1_loss(input: Any, target: Any, reduction: str = "mean") -> Any:
 
 
 def smooth_l1_loss(input: Any, target: Any, reduction: str = "mean", beta: float = 1.0) -> Any:
-    """0.5 d^2 / beta where d = |input - target| < beta, else d - 0.5 beta (``beta=0``: l1_loss)."""
+    """0.5 d^2 / beta where d = |input - target| < beta, else d - 0.5 beta (``beta=0``: l1_loss). The square is
+    of input - target itself, not of |.|: its second derivative 1 / beta holds at input == target too."""
     if beta < 0.0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     if beta == 0.0:
         return l1_loss(input, target, reduction)
-    d = ops.abs(_difference(input, target))
-    return _reduce(ops.where(ops.lt(d, beta), 0.5 * d * d / beta, d - 0.5 * beta), reduction)
+    diff = _difference(input, target)
+    d = ops.abs(diff)
+    return _reduce(ops.where(ops.lt(d, beta), 0.5 * diff * diff / beta, d - 0.5 * beta), reduction)
 
 
 def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 1.0) -> Any:
     """0.5 d^2 where d = |input - target| < delta, else delta (d - 0.5 delta)."""
     if delta <= 0.0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    d = ops.abs(_difference(input, target))
-    return _reduce(ops.where(ops.lt(d, delta), 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
+    diff = _difference(input, target)
+    d = ops.abs(diff)
+    return _reduce(ops.where(ops.lt(d, delta), 0.5 * diff * diff, delta * (d - 0.5 * delta)), reduction)
 
 
 # ----- classification ----------------------------------------------------------------------------
@@ -84,8 +88,16 @@ def nll_loss(input: Any, target: Any, weight: Any = None, ignore_index: int = -1
     index, w = class_targets(input, _array(target), _weights(weight), ignore_index)
     loss = -_picked(input, index) * w
     if reduction == "mean":
-        return ops.sum(loss) / w.sum()
+        return _class_mean(loss, w, _array(target) != ignore_index)
     return _reduce(loss, reduction)
+
+
+def _class_mean(loss: Any, w: np.ndarray, counted: np.ndarray) -> Any:
+    """sum(loss) / sum(w) over the counted targets, torch's ``mean``; when every target is ignored, torch's loss is
+    NaN (0 / 0) and its gradient 0 (no target is counted), not the NaN of 1 / 0 times the ignored targets' 0."""
+    if counted.any():
+        return ops.sum(loss) / w.sum()
+    return ops.sum(loss) + np.nan
 
 
 def cross_entropy(input: Any, target: Any, weight: Any = None, ignore_index: int = -100, reduction: str = "mean",
@@ -110,14 +122,14 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, ignore_index: int
         terms = logp * p if w is None else logp * p * w
         loss = -ops.sum(terms, dim)
         if reduction == "mean":
-            return ops.sum(loss) / (np.prod(np.shape(input)) // classes if np.ndim(input) else 1)
+            return ops.sum(loss) / (math.prod(np.shape(input)) // classes)  # an int: float32 stays float32
         return _reduce(loss, reduction)
     nll = nll_loss(logp, target, weight, ignore_index, reduction)
     _, counted_weights = class_targets(input, _array(target), _weights(weight), ignore_index)
     counted = _array(target) != ignore_index
     smooth = -ops.sum(logp if w is None else logp * w, dim) * counted
     if reduction == "mean":
-        smooth = ops.sum(smooth) / counted_weights.sum()
+        smooth = _class_mean(smooth, counted_weights, counted)
     else:
         smooth = _reduce(smooth, reduction)
     return (1.0 - label_smoothing) * nll + smooth * (label_smoothing / classes)

@@ -151,6 +151,13 @@ def target_weights(index: np.ndarray, counted: np.ndarray, weight: Any,
     return safe, w
 
 
+def mean_weights(w: np.ndarray, counted: np.ndarray) -> np.ndarray:
+    """Each target's share w / sum(w) of a ``mean`` loss, 0 where it is ignored: torch's gradient, which is 0 when
+    every target is ignored (while the loss, 0 / 0, is NaN) and NaN where counted weights sum to 0."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counted, w / np.sum(w), 0).astype(w.dtype, copy=False)
+
+
 def one_hot(index: np.ndarray, classes: int, dim: int, dtype: np.dtype) -> np.ndarray:
     """1 at ``[n, index[n], ...]`` along the class dim ``dim``, 0 elsewhere: shape of the loss input."""
     shape = index.shape[:dim] + (classes,) + index.shape[dim:]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+import funcgrad as fg
 from funcgrad.__main__ import main
 from funcgrad.check.cli import parse_inputs
 
@@ -33,6 +34,18 @@ def test_inconclusive_is_reported_and_exits_zero(capsys: pytest.CaptureFixture[s
     out = capsys.readouterr().out
     assert status == 0 and "check_function               inconclusive" in out and "non-deterministic" in out
     assert "inconclusive (no check failed)" in out
+
+
+def log_beyond_045(x: fg.Tensor) -> fg.Tensor:
+    """Defined on (0.45, inf): inside positive(...)'s [0.5, 2)."""
+    return fg.log(x - 0.45)
+
+
+def test_hypothesis_draws_within_the_inputs_bounds(capsys: pytest.CaptureFixture[str]) -> None:
+    # positive(...) drew from [0.1, 2) in the hypothesis run (arrays' positive margin), outside the function's domain
+    status = main(["check", "tests.check.test_cli:log_beyond_045", "--inputs", "positive(3)", "--order", "1",
+                   "--examples", "10"])
+    assert status == 0 and "all checks passed" in capsys.readouterr().out
 
 
 def test_bad_usage(capsys: pytest.CaptureFixture[str]) -> None:

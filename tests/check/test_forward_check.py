@@ -77,3 +77,11 @@ def test_forward_check_uses_the_tangents_users_push() -> None:
     assert gradcheck(lambda x: SumOneDirection.apply(x) * x, (leaf(),), check_forward_ad=True)
     with pytest.raises(GradcheckError, match="Forward-mode Jacobian .JVP. mismatch for output 0 with respect to "):
         gradcheck(SinRightOnlyBatched.apply, (leaf(),), check_forward_ad=True)
+
+
+def test_real_input_of_a_complex_output() -> None:
+    # the tangent of x + z pushed from the real x is real: its imaginary parts are zero, not a reshape error
+    x = fg.randn(3, seed=1, requires_grad=True)
+    z = fg.tensor(np.array([1 + 2j, -0.5 + 0.3j, 2j]), requires_grad=True)
+    assert gradcheck(lambda a, b: a + b, (x, z), check_forward_ad=True)
+    assert gradcheck(lambda a, b: a * b, (x, z), check_forward_ad=True, check_backward_ad=False)

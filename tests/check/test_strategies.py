@@ -82,6 +82,13 @@ def test_layouts_draw_the_same_values_in_other_memory_orders(x) -> None:
     assert_grads_close(lambda t: t * t, x, order=1)
 
 
+@FEW
+@given(x=arrays((), layouts=True), y=arrays((1, 3), layouts=True))
+def test_layouts_keep_the_shape_asked_for(x, y) -> None:
+    # np.ascontiguousarray and np.asfortranarray make a 0-d array 1-d: a property of scalars checked vectors
+    assert x.shape == () and y.shape == (1, 3)
+
+
 def test_a_derivative_wrong_for_one_layout_fails_a_property_with_layouts() -> None:
     @settings(max_examples=20, deadline=None, database=None)
     @given(x=arrays(shapes(1, 1, min_side=2), layouts=True))  # 1-d: only the strided and reversed layouts differ

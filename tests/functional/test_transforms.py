@@ -84,6 +84,49 @@ def test_grad_composes_with_outer_autograd() -> None:
     assert g.requires_grad and close(fg.autograd.grad(fg.sum(g), x)[0].data, 6 * X)
 
 
+# d/dx sum(d/dy sum(sin(x * y))) = d/dx sum(x cos(x y)) = cos(x y) - x y sin(x y), elementwise
+def _mixed(x: Any, y: Any) -> Any:
+    return np.cos(x * y) - x * y * np.sin(x * y)
+
+
+def _sin_xy(x: Any, y: Any) -> Any:
+    return fg.sum(fg.sin(x * y))
+
+
+def test_inner_transform_of_a_closure_keeps_what_the_outer_one_traces() -> None:
+    """An inner transform given arrays, whose function closes over (or takes beside its differentiated argument)
+    a value the outer transform traces, stays attached to it: it gave zeros (the inner result was an array)."""
+    y, v, u = Y[0], np.array([1.0, -2.0, 0.5]), np.array([0.3, 1.0, -1.0])
+    expected = _mixed(X, y)
+    np.testing.assert_allclose(ff.grad(lambda x: fg.sum(ff.grad(lambda y: _sin_xy(x, y))(y)))(X), expected)
+    np.testing.assert_allclose(ff.grad(lambda x, y: fg.sum(ff.grad(_sin_xy, 1)(x, y)))(X, y), expected)
+    np.testing.assert_allclose(ff.jacrev(lambda x: ff.jacrev(lambda y: fg.sin(x * y))(y))(X).sum(1), np.diag(expected))
+    np.testing.assert_allclose(ff.grad(lambda x: ff.jvp(lambda y: _sin_xy(x, y), (y,), (v,))[1])(X), v * expected)
+    _, tangent = ff.jvp(lambda x: ff.jvp(lambda y: _sin_xy(x, y), (y,), (v,))[1], (X,), (u,))
+    np.testing.assert_allclose(tangent, np.sum(u * v * expected))
+    _, tangent = ff.jvp(lambda x: fg.sum(ff.grad(lambda y: _sin_xy(x, y))(y)), (X,), (u,))
+    np.testing.assert_allclose(tangent, np.sum(u * expected))
+
+
+def test_transforms_over_tangents_and_cotangents() -> None:
+    """The Jacobian of ``v -> J v`` is J and of ``c -> J^T c`` is J^T, by either mode (it was zero)."""
+    A = np.arange(6.0).reshape(2, 3) - 2
+
+    def f(x: Any) -> Any:
+        return fg.as_tensor(A) @ x
+
+    for jac in (ff.jacrev, ff.jacfwd):
+        np.testing.assert_allclose(jac(lambda v: ff.jvp(f, (X,), (v,))[1])(np.ones(3)), A)
+        np.testing.assert_allclose(jac(lambda c: ff.vjp(f, X)[1](c)[0])(np.ones(2)), A.T)
+
+
+def test_transform_on_tensors_keeps_the_graph_of_a_closed_over_tensor() -> None:
+    w = fg.tensor(X, requires_grad=True)
+    g = ff.grad(lambda y: _sin_xy(w, y))(fg.tensor(Y[0]))  # w cos(w y)
+    fg.sum(g).backward()
+    np.testing.assert_allclose(w.grad.data, _mixed(X, Y[0]))
+
+
 # ----- vjp / jvp / linearize --------------------------------------------------------------------
 
 def test_vjp_of_pytrees_with_aux() -> None:

@@ -296,6 +296,16 @@ def test_regression_losses_match_torch(name: str, kwargs: dict, reduction: str) 
             lambda x, y: getattr(TF, name)(x, y, reduction=reduction, **kwargs), A(4, 3), A(4, 3))
 
 
+@pytest.mark.parametrize("name,kwargs,curvature", [("smooth_l1_loss", {"beta": 0.5}, 2.0),
+                                                   ("huber_loss", {"delta": 0.7}, 1.0)])
+def test_quadratic_losses_curve_where_input_equals_target(name: str, kwargs: dict, curvature: float) -> None:
+    """0.5 d^2 / beta (huber: 0.5 d^2) near d = 0 has second derivative 1 / beta (1) at d = 0 too: the square of
+    |d| had 0 there (sign(0) = 0), so a perfect fit had a Hessian of zeros."""
+    x, y = np.array([1.0, 2.0, -0.5]), np.array([1.0, 2.1, -3.0])  # exact fit, inside, outside the quadratic part
+    h = fg.func.hessian(lambda a: getattr(F, name)(a, fg.tensor(y), reduction="sum", **kwargs))(fg.tensor(x))
+    np.testing.assert_allclose(h.data, np.diag([curvature, curvature, 0.0]))
+
+
 @needs_torch
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("weighted", [False, True])
@@ -368,6 +378,34 @@ def test_fused_cross_entropy_checks() -> None:
     with pytest.raises(ValueError, match="not a valid value for reduction"):
         F.cross_entropy(x, fg.tensor([0, 1, 1]), reduction="avg")
     assert x.grad is None and x._version == 0  # nothing ran
+
+
+@pytest.mark.parametrize("loss", [
+    lambda x, t: F.cross_entropy(x, t),  # the fused op
+    lambda x, t: F.cross_entropy(x, t, label_smoothing=0.2),
+    lambda x, t: F.cross_entropy(x, t, fg.tensor([1.0, 2.0, 0.5]), label_smoothing=0.2),
+    lambda x, t: F.nll_loss(F.log_softmax(x, 1), t),
+])
+def test_mean_over_no_counted_target_is_nan_with_zero_gradient(loss) -> None:
+    """torch: every target ignored gives the loss 0 / 0 = NaN but the gradient 0 (no target is counted), so one such
+    batch leaves the parameters as they were; the gradient was NaN (1 / 0 times the ignored targets' 0)."""
+    x = fg.tensor(A(2, 3), requires_grad=True)
+    out = loss(x, fg.tensor([-100, -100]))
+    out.backward()
+    assert np.isnan(out.item())
+    np.testing.assert_array_equal(x.grad.data, np.zeros((2, 3)))
+    (g,) = fg.autograd.grad(loss(x, fg.tensor([2, -100])), x)  # one counted target: a finite gradient, its own
+    assert np.isfinite(g.data).all() and g.data[0].any() and not g.data[1].any()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_class_probability_cross_entropy_keeps_the_input_dtype(dtype) -> None:
+    """The mean divides by the number of samples: an int, which made a float32 loss float64 as a NumPy int64."""
+    x, p = fg.tensor(A(3, 4).astype(dtype)), fg.tensor(rng.dirichlet(np.ones(4), 3).astype(dtype))
+    assert F.cross_entropy(x, p).dtype == dtype
+    assert F.cross_entropy(fg.tensor(np.zeros((0, 4), dtype)), fg.tensor(np.zeros(0, int)), label_smoothing=0.1,
+                           reduction="sum").dtype == dtype  # an empty log_softmax too
+    assert F.softmax(fg.tensor(np.zeros((0, 4), dtype)), 1).dtype == dtype
 
 
 def test_loss_errors() -> None:

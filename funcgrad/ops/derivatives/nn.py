@@ -47,39 +47,40 @@ def linear_jvp(input: Any, weight: Any, bias: Any, out: Any, input_t: Any = None
         total, batch + tuple(np.shape(out)))
 
 
-def _class_terms(input: Any, target: Any, weight: Any, ignore_index: int) -> tuple[Any, np.ndarray, int]:
-    """softmax(x) - onehot(t) along the class dim d, the weight of each target (0 where ignored), and d."""
+def _class_terms(input: Any, target: Any, weight: Any, ignore_index: int,
+                 reduction: str) -> tuple[Any, np.ndarray, int]:
+    """softmax(x) - onehot(t) along the class dim d, each target's weight in the reduced loss (0 where ignored; over
+    the summed weights for ``mean``), and d."""
     dim = K.class_dim(input)
     index = np.asarray(target)  # integer: never part of a graph
-    safe, w = K.target_weights(index, index != ignore_index, weight, np.result_type(input))
-    return F.softmax(input, dim) - K.one_hot(safe, np.shape(input)[dim], dim, w.dtype), w, dim
+    counted = index != ignore_index
+    safe, w = K.target_weights(index, counted, weight, np.result_type(input))
+    share = K.mean_weights(w, counted) if reduction == "mean" else w
+    return F.softmax(input, dim) - K.one_hot(safe, np.shape(input)[dim], dim, w.dtype), share, dim
 
 
 def _per_target(g: Any, w: np.ndarray, reduction: str) -> Any:
-    """Each target's share of g: g (*batch, *loss shape) -> (*batch, *target shape), times its weight
-    (over the summed weights for ``mean``)."""
+    """Each target's share of g: g (*batch, *loss shape) -> (*batch, *target shape), times its weight w."""
     if reduction == "none":
         return g * w
-    scale = w / np.sum(w) if reduction == "mean" else w
-    return F.reshape(g, tuple(np.shape(g)) + (1,) * np.ndim(w)) * scale
+    return F.reshape(g, tuple(np.shape(g)) + (1,) * np.ndim(w)) * w
 
 
 def cross_entropy_grad(g: Any, input: Any, target: Any, weight: Any, ignore_index: int, reduction: str) -> Any:
     """d/dx of -w[t] log_softmax(x)[t] = w[t] (softmax(x) - onehot(t)) along the class dim, scaled by each
     target's g: g (*batch, *loss shape) -> (*batch, *x.shape)."""
-    diff, w, dim = _class_terms(input, target, weight, ignore_index)
+    diff, w, dim = _class_terms(input, target, weight, ignore_index, reduction)
     share = _per_target(g, w, reduction)
     return diff * F.unsqueeze(share, dim - np.ndim(input))  # the class dim, counted from the end
 
 
 def cross_entropy_jvp(input_t: Any, input: Any, target: Any, weight: Any, ignore_index: int, reduction: str) -> Any:
     """d loss = -w[t] (dx[t] - sum_c softmax(x)_c dx_c), reduced as the loss: (*batch, *x.shape) -> (*batch, *loss)."""
-    diff, w, dim = _class_terms(input, target, weight, ignore_index)
+    diff, w, dim = _class_terms(input, target, weight, ignore_index, reduction)
     per = F.sum(input_t * diff, dim - np.ndim(input)) * w  # (*batch, *target shape)
-    if reduction == "none":
+    if reduction == "none" or not np.ndim(w):
         return per
-    total = F.sum(per, tuple(range(-np.ndim(w), 0))) if np.ndim(w) else per
-    return total / np.sum(w) if reduction == "mean" else total
+    return F.sum(per, tuple(range(-np.ndim(w), 0)))
 
 
 _BCE_EPS = float(np.float32(1e-12))  # torch's EPSILON, a float32 constant (9.99999996e-13)

@@ -154,7 +154,7 @@ def _shift(x, axes):
     """The max over ``axes`` (kept), by which the exponentials are shifted; -inf where there is no element (an
     empty tensor: torch's logsumexp is -inf there, its softmax empty)."""
     if np.size(x) == 0:
-        return np.full(np.shape(np.sum(x, axis=axes, keepdims=True)), -np.inf)
+        return np.full(np.shape(np.sum(x, axis=axes, keepdims=True)), -np.inf, np.result_type(x, np.float16))  # exp's dtype
     return np.maximum.reduce(x, axis=axes, keepdims=True)  # (amax without its wrapper)
 
 
