@@ -705,3 +705,47 @@ def test_random_elementwise_functions_agree_with_built_in_ops(names, x):
     (ggb,) = fg.autograd.grad(gb.sum(), b)
     assert np.isfinite(ggb.data).all()  # the domain keeps everything finite: no vacuous NaN == NaN
     np.testing.assert_allclose(gga.data, ggb.data, rtol=1e-9, atol=1e-10)
+
+
+class MatVec(Function):
+    """``A @ x`` with a backward written for one gradient: ``outer(g, x)`` and ``A^T g``."""
+
+    @staticmethod
+    def forward(ctx, A, x):
+        ctx.save_for_backward(A, x)
+        return A @ x
+
+    @staticmethod
+    def backward(ctx, g):
+        A, x = ctx.saved_tensors
+        return fg.outer(g, x), A.T @ g
+
+
+class ScaleBy(Function):
+    """``x * k`` for a 0-d ``k``: its backward sums ``g * x`` over everything."""
+
+    @staticmethod
+    def forward(ctx, x, k):
+        ctx.save_for_backward(x, k)
+        return x * k
+
+    @staticmethod
+    def backward(ctx, g):
+        x, k = ctx.saved_tensors
+        return g * k, fg.sum(g * x)
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_batched_backward_calls_backward_once_per_gradient(create_graph: bool) -> None:
+    """A batched pass (a vectorized Jacobian, jacrev) gives a Function's backward one gradient at a time, as it is
+    written: outer(g, x) of a batch of g flattened it, and sum(g * x) summed over the batch."""
+    A, x = np.arange(6.0).reshape(2, 3) - 2, np.array([1.0, -1.0, 2.0])
+    dA, dx = fg.functional.jacobian(MatVec.apply, (fg.tensor(A), fg.tensor(x)), vectorize=True,
+                                    create_graph=create_graph)
+    np.testing.assert_allclose(dA.data, np.einsum("ij,k->ijk", np.eye(2), x))  # d(Ax)_i / dA_jk = [i=j] x_k
+    np.testing.assert_allclose(dx.data, A)
+    dx, dk = fg.func.jacrev(ScaleBy.apply, (0, 1))(x, np.array(2.0))
+    np.testing.assert_allclose(dx, 2 * np.eye(3))
+    np.testing.assert_allclose(dk, x)
+    H = fg.func.jacrev(fg.func.jacrev(lambda x: fg.sum(MatVec.apply(fg.tensor(A), x)) ** 2))(x)
+    np.testing.assert_allclose(H, 2 * np.outer(A.sum(0), A.sum(0)))

@@ -22,6 +22,7 @@ from funcgrad.core.grad_mode import NO_VERSION, STATE, no_grad
 from funcgrad.core.graph import NO_EDGE, Node, SavedOutput, edge_to, next_sequence_nr, pack_saved, saved_version
 from funcgrad.core.tensor import Tensor
 from funcgrad.core.views import CreationMeta, mark_view, rebase_error, set_history
+from funcgrad.ops import stack, sum_to
 from funcgrad.ops.inplace import rebase_view
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -201,7 +202,13 @@ class BackwardFunction(FunctionCtx):
         pack_saved(self)
 
     def apply(self, grad_outputs: list[Any], as_tensors: bool) -> list[Any]:
-        """Call ``backward`` with one Tensor (or None) per output; return one gradient per input."""
+        """Call ``backward`` with one Tensor (or None) per output; return one gradient per input.
+
+        In a batched pass (``is_grads_batched``: each gradient has a leading batch dimension) ``backward``,
+        written for one gradient per output, is called once per batch element and the results stacked."""
+        batch = self._batch_size(grad_outputs)
+        if batch is not None:
+            return self._apply_batched(grad_outputs, as_tensors, batch)
         grads: list[Any] = []
         for g, meta in zip(grad_outputs, self._output_meta):
             if meta is None:
@@ -212,6 +219,28 @@ class BackwardFunction(FunctionCtx):
                 grads.append(g if isinstance(g, Tensor) else Tensor._wrap(g))
         result = self._function.backward(self, *grads)
         return self._check(result if isinstance(result, tuple) else (result,), as_tensors)
+
+    def _batch_size(self, grad_outputs: list[Any]) -> int | None:
+        """The batch size when the gradients carry a leading batch dimension (one dimension more than their
+        output: the engine gives an unbatched gradient its output's shape), else None."""
+        for g, meta in zip(grad_outputs, self._output_meta):
+            if g is not None and meta is not None:
+                shape = g.data.shape if isinstance(g, Tensor) else np.shape(g)
+                return shape[0] if len(shape) == len(meta[0]) + 1 else None
+        return None
+
+    def _apply_batched(self, grad_outputs: list[Any], as_tensors: bool, batch: int) -> list[Any]:
+        """``apply`` per batch element, each result summed to its input's shape, stacked (zeros for a None among
+        gradients of an input that others got)."""
+        rows = [self.apply([None if g is None else g[b] for g in grad_outputs], as_tensors) for b in range(batch)]
+        stacked: list[Any] = []
+        for column, (_, _, shape, dtype) in zip(zip(*rows), self._edges):
+            if all(g is None for g in column):
+                stacked.append(None)
+                continue
+            stacked.append(stack([np.zeros(shape, dtype) if g is None else g if g.shape == shape else sum_to(g, shape)
+                                  for g in column]))
+        return stacked
 
     def _check(self, grads: tuple[Any, ...], as_tensors: bool) -> list[Any]:
         """Validate what ``backward`` returned; give the engine arrays, or Tensors if ``as_tensors``."""

@@ -69,12 +69,12 @@ def _ratio(b: Block) -> str | None:
     if not np.any(ratio):
         return ("the analytical derivative is zero where the numerical one is not: a gradient computed outside "
                 "autograd (NumPy on .data, a constant Tensor) or a path cut by detach()")
-    if np.ptp(ratio) > _CLOSE * max(abs(r), 1e-12):
+    if np.ptp(ratio) > _CLOSE * max(abs(r), 1e-12) or abs(r - 1) < _CLOSE:  # (not "a factor 1": an offset)
         return None
     if abs(r + 1) < _CLOSE:
         return "wrong sign: analytical = -numerical"
     named = [text for factor, text in _FACTORS.items() if abs(r - factor) < _CLOSE * factor]
-    return named[0] if named else f"a wrong constant factor: analytical = {r:.3g} x numerical"
+    return named[0] if named else f"a wrong constant factor: analytical = {r:.4g} x numerical"
 
 
 def _transposed(b: Block) -> str | None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Shift", "Estimate", "first_step", "derivative", "finest", "Kink", "kink"]
+__all__ = ["Shift", "Estimate", "first_step", "derivative", "finest", "slopes", "Kink", "kink"]
 
 # t -> (every checked output at the shifted input, flattened into one float64 vector; the shift really applied)
 Shift = Callable[[float], tuple[np.ndarray, float]]
@@ -144,6 +144,22 @@ def finest(shifted: Shift, x: np.ndarray, eps: float) -> tuple[np.ndarray, np.nd
         empty = shifted(0.0)[0]
         return np.full(empty.shape, np.nan), np.full(empty.shape, np.inf)
     return central
+
+
+def slopes(shifted: Shift, h: float) -> np.ndarray:
+    """The larger of the two one-sided slopes ``|f(x ± h) - f(x)| / h``: how fast the function moves near the point
+    at the scale of step ``h``, the scale a derivative's error is resolved against where the derivative and the
+    function vanish at the point (``x * x`` at 0: the tableau gives 0 ± 1e-23, about nothing).
+
+    Example:
+        >>> x = np.array([0.0])
+        >>> float(slopes(lambda t: (np.square(x + t), t), 1e-3)[0])
+        0.001
+    """
+    centre = shifted(0.0)[0]
+    (plus, up), (minus, down) = shifted(h), shifted(-h)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        return np.maximum(np.abs(plus - centre) / abs(up), np.abs(centre - minus) / abs(down))
 
 
 @dataclass

@@ -203,8 +203,24 @@ def jvp(func: Callable[..., Any], inputs: Tensors, v: Any = None, create_graph: 
     vs = _vector(v, xs, "jvp", "input to the user-provided function")
     with enable_grad() if create_graph or strict else no_grad():  # strict checks outputs' requires_grad
         is_outputs_tuple, outputs, tangents = _forward(func, xs, vs, "jvp", strict, create_graph)
+    if strict:
+        _strict_jvp(outputs, xs, tangents, create_graph)
     return (_unpack(_finish(outputs, create_graph), is_outputs_tuple),
             _unpack(_finish(tangents, create_graph), is_outputs_tuple))
+
+
+def _strict_jvp(outputs: tuple[Tensor, ...], xs: tuple[Tensor, ...], tangents: tuple[Tensor, ...],
+                create_graph: bool) -> None:
+    """``jvp``'s ``strict`` errors, as torch's: an input the outputs do not use (found by a backward pass), and
+    with ``create_graph`` an output tangent that does not depend on the inputs (the function is linear)."""
+    with enable_grad():
+        reached = grad_or_none(outputs, xs, [zeros_for(out) for out in outputs], create_graph=False)
+    for i, g in enumerate(reached):
+        if g is None:
+            _strict_check("input", i)
+    for i, t in enumerate(tangents):
+        if create_graph and not t.requires_grad:
+            _strict_check("jacobian_graph", i)
 
 
 # ----- jacobian / hessian ----------------------------------------------------------------------

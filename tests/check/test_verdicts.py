@@ -182,3 +182,36 @@ def test_a_jump_beyond_the_smaller_steps_is_no_failure(fast_mode: bool) -> None:
     assert "not confirmed from" in verdict.elements[0].reason and "= 0.3" in verdict.elements[0].reason
     assert gradcheck(_sin_in_an_island, (fg.tensor(x.data.astype(np.float64), requires_grad=True),),
                      three_valued=True).status == "pass"  # float64's top step stays within the island
+
+
+class _SquarePlus(Function):
+    """x * x whose derivative is off by ``offset`` (0: right)."""
+
+    offset = 0.0
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * (2 * x + _SquarePlus.offset)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("fast_mode", [False, True], ids=["slow", "fast"])
+def test_a_vanishing_derivative_of_a_vanishing_function_passes(dtype, fast_mode: bool) -> None:
+    # x * x at 0: value and derivative 0, finite differences 0 +- 1e-23; this was "inconclusive: float64 resolution
+    # exhausted at this scale", though it is resolved beside how fast x * x moves near 0
+    x = fg.tensor(np.array([0.0, 1.0], dtype), requires_grad=True)
+    for f in (_SquarePlus.apply, lambda t: fg.sin(t) * t):
+        assert gradcheck(f, (x,), three_valued=True, fast_mode=fast_mode).status == "pass"
+    _SquarePlus.offset = 1e-6
+    try:
+        verdict = gradcheck(_SquarePlus.apply, (x,), three_valued=True, fast_mode=fast_mode, raise_exception=False)
+    finally:
+        _SquarePlus.offset = 0.0
+    assert verdict.status == "fail" and any("(0,) w.r.t. input 0 (0,)" in e.where for e in verdict.elements)
+    assert "factor" not in str(verdict), str(verdict)  # 2 + 1e-6 at x = 1 is an offset, not "a factor 1"

@@ -188,6 +188,19 @@ def test_strict_errors() -> None:
     assert close(F.hvp(lambda x: fg.sum(x ** 3), x, y, strict=True)[1], 6 * x.data * y.data)
 
 
+def test_jvp_strict_errors() -> None:
+    """As torch's: an input the outputs do not use, and with create_graph a tangent independent of the inputs."""
+    x, y = t([1.0, 2.0]), t([3.0, 4.0])
+    with pytest.raises(RuntimeError, match="output of the user-provided function is independent of input 1. This "
+                                           "is not allowed in strict mode"):
+        F.jvp(lambda x, y: x ** 2, (x, y), (y, y), strict=True)
+    with pytest.raises(RuntimeError, match="jacobian of the user-provided function is independent of input 0. This "
+                                           "is not allowed in strict mode when create_graph=True"):
+        F.jvp(lambda x: 3 * x, x, y, strict=True, create_graph=True)
+    assert close(F.jvp(lambda x: 3 * x, x, y, strict=True)[1], 3 * y.data)
+    assert close(F.jvp(lambda x: x ** 2, x, y, strict=True, create_graph=True)[1].detach().data, 2 * x.data * y.data)
+
+
 def test_misuse_errors() -> None:
     x = t([1.0, 2.0])
     with pytest.raises(NotImplementedError, match="only implemented for `vectorize=True`"):
