@@ -370,3 +370,30 @@ def test_function_jvp_written_for_one_tangent_is_pushed_one_direction_at_a_time(
     np.testing.assert_allclose(np.asarray(second), 2 * np.eye(2))
     _, tangent = fg.func.jvp(lambda v: SumOneDirection.apply(v) * v, (x,), (np.array([1.0, 2.0]),))
     np.testing.assert_allclose(np.asarray(tangent), 3 * x + x.sum() * np.array([1.0, 2.0]))
+
+
+class _TimesSum(Function):
+    """``x * sum(x)`` with a jvp for one tangent, ``t sum(x) + x sum(t)``: handed a batch of tangents it keeps the
+    batch's shape (its first term has it) while ``sum(t)`` mixes the directions."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x.sum()
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * x.sum() + fg.sum(g * x)
+
+    @staticmethod
+    def jvp(ctx, t):
+        (x,) = ctx.saved_tensors
+        return t * x.sum() + x * t.sum()
+
+
+def test_function_jvp_keeping_the_batch_shape_still_gets_one_direction_at_a_time():
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    expected = x.sum() * np.eye(4) + x[:, None]  # d(x_i sum(x)) / dx_j = [i=j] sum(x) + x_i
+    np.testing.assert_allclose(np.asarray(fg.func.jacfwd(_TimesSum.apply)(x)), expected)
+    np.testing.assert_allclose(np.asarray(fg.func.jacrev(_TimesSum.apply)(x)), expected)

@@ -250,7 +250,7 @@ def test_custom_function_jvp_sees_dense_tangents():
     with fwAD.dual_level():
         y = Double.apply(fwAD.make_dual(fg.tensor([1.0, 2.0]), identity_seed((2,), np.float64)))
         np.testing.assert_array_equal(fwAD.unpack_dual(y).tangent.numpy(), 2 * np.eye(2))
-    assert seen == [np.ndarray]
+    assert seen == [np.ndarray, np.ndarray]  # one dense direction at a time
 
 
 @pytest.mark.parametrize("rows_ones", [True, False])

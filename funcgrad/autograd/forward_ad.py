@@ -192,21 +192,15 @@ def function_jvp(jvp: Callable[..., Any], ctx: Any, tangents: list[Any], inputs:
                  n_outputs: int) -> Any:
     """Call a Function's ``jvp`` on the inputs' tangents (under ``primal_only``).
 
-    A batch of tangents (a leading dim the primal lacks: ``jacfwd``, the checks) goes in one call when the jvp keeps
-    the batch: every tangent it returns has it. A jvp written for one direction (torch's contract), which raises on
-    the batch or returns a tangent without it, runs once per direction instead, its results stacked: an unbatched
-    tangent among batched ones would broadcast as the same tangent for every direction, silently wrong.
+    A jvp is written for one direction (torch's contract), so a batch of tangents (a leading dim the primal lacks:
+    ``jacfwd``, the checks) is pushed one direction at a time, the results stacked: handed the batch, a jvp that
+    reduces its tangent (``x * t.sum()``) would mix the directions, and its result can still have the batch's
+    shape (``t * s + x * t.sum()``), so no test of the result tells a right batched call from a wrong one.
     """
     batch = next((t.shape[0] for t, a in zip(tangents, inputs) if isinstance(a, Tensor) and t.ndim > a.ndim), None)
     with primal_only():
         if batch is None:
             return jvp(ctx, *tangents)
-        try:
-            result = jvp(ctx, *tangents)
-        except Exception:  # noqa: BLE001 (one direction at a time below raises it again if it is not the batch)
-            result = None
-        if result is not None and _keeps_batch(result, n_outputs, batch):
-            return result
         directions = [jvp(ctx, *[t[b] if isinstance(a, Tensor) and t.ndim > a.ndim else t
                                  for t, a in zip(tangents, inputs)]) for b in range(batch)]
     if n_outputs == 1 and not isinstance(directions[0], tuple | list):
@@ -215,13 +209,6 @@ def function_jvp(jvp: Callable[..., Any], ctx: Any, tangents: list[Any], inputs:
                  ops.stack([d[i] if d[i] is not None else np.zeros_like(next(e[i] for e in directions
                                                                              if e[i] is not None))
                             for d in directions]) for i in range(n_outputs))
-
-
-def _keeps_batch(result: Any, n_outputs: int, batch: int) -> bool:
-    """True when every tangent a jvp returned for a batch of ``batch`` directions has it in front (None: no tangent)."""
-    tangents = result if isinstance(result, tuple | list) else (result,)
-    return len(tangents) != n_outputs or all(t is None or (np.ndim(t) >= 1 and np.shape(t)[0] == batch)
-                                             for t in tangents)
 
 
 def attach_function_tangents(name: str, tangents: Any, outputs: Any, level: DualLevel) -> None:

@@ -413,7 +413,8 @@ class Function:
     @staticmethod
     def jvp(ctx: FunctionCtx, *tangents: Any) -> Any:
         """Forward mode: map one tangent per argument of forward (zeros for a Tensor without one, None for
-        non-tensor arguments; a tangent may carry a leading batch dim) to one tangent (or None) per output."""
+        non-tensor arguments) to one tangent (or None) per output; a batch of tangents (``jacfwd``) comes one
+        direction at a time."""
         raise NotImplementedError("define the static method jvp to use this Function under forward-mode AD")
 
     @classmethod
