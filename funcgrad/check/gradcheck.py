@@ -389,7 +389,8 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
         func, inputs, eps, atol, rtol, raise_exception, nondet_tol, check_undefined_grad, check_grad_dtypes,
             check_batched_grad, fast_mode, three_valued, progress: as ``gradcheck``, applied to the first-order
             function.
-        grad_outputs: the vectors of the first-order products; random (seeded) and also checked if None.
+        grad_outputs: the vectors of the first-order products, one per differentiable output (those that require
+            grad); random (seeded) and also checked if None.
         gen_non_contig_grad_outputs: accepted for PyTorch compatibility (arrays here are always contiguous).
         check_fwd_over_rev: check the second derivatives by forward mode over the first-order backward too.
         check_rev_over_rev: check reverse-over-reverse.
@@ -399,6 +400,7 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
 
     Raises:
         GradcheckError: a check failed; its ``check`` starts with ``"second order"``.
+        RuntimeError: ``grad_outputs`` does not have one tensor per differentiable output.
 
     Example:
         >>> import funcgrad as fg
@@ -418,6 +420,10 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
                     for o in tensor_outputs(checked, prepared))
     else:
         gos = as_tuple(grad_outputs)
+        n_out = len(tensor_outputs(checked, prepared))
+        if len(gos) != n_out:  # zip would silently leave outputs unchecked
+            raise RuntimeError(f"got {n_out} tensors and {len(gos)} gradients: grad_outputs needs one per "
+                               "differentiable output of func")
     n = len(prepared)
 
     @enable_grad()
