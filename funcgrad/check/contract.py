@@ -99,7 +99,7 @@ def check_function(function: type[Function], *inputs: Any, order: int = 2, nonde
 
     Args:
         function: the ``Function`` subclass.
-        *inputs: its arguments; every floating-point Tensor among them is checked.
+        *inputs: its arguments; every floating-point or complex Tensor among them is checked.
         order: 1 for first derivatives only, 2 to check second derivatives too.
         nondet_tol, fast_mode: passed to ``gradcheck``/``gradgradcheck``.
         raise_exception: raise ``GradcheckError`` on ``fail`` (else return the failing verdict).
@@ -125,9 +125,10 @@ def check_function(function: type[Function], *inputs: Any, order: int = 2, nonde
         >>> check_function(Square, fg.randn(3, seed=0)).status
         'pass'
     """
-    tensor_idx = [i for i, a in enumerate(inputs) if isinstance(a, Tensor) and a.dtype.kind == "f"]
+    tensor_idx = [i for i, a in enumerate(inputs) if isinstance(a, Tensor) and a.dtype.kind in "fc"]
     if not tensor_idx:
-        raise ValueError(f"check_function({function.__name__}, ...) needs at least one floating-point Tensor input")
+        raise ValueError(f"check_function({function.__name__}, ...) needs at least one floating-point or complex "
+                         "Tensor input")
     every = set(tensor_idx)
     subject = f"check_function({function.__name__})"
     try:

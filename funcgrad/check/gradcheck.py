@@ -138,7 +138,8 @@ class _Run:
         """Raise unless two backward runs agree within ``nondet_tol``."""
         for j, (a_row, b_row) in enumerate(zip(first, second)):
             for pos, (a, b) in enumerate(zip(a_row, b_row)):
-                if not np.all(np.abs(a - b) <= self.opts.nondet_tol):
+                # a NaN in both runs is as reproducible as any value (torch's max() of the difference skips it)
+                if not np.all((np.abs(a - b) <= self.opts.nondet_tol) | (np.isnan(a) & np.isnan(b))):
                     i = self.indices[pos]
                     raise self.fail("reentrancy", f"Backward is not reentrant: running it twice with the same "
                                     f"input and grad_output gives values for {self.opts.input_label(i)} that "
@@ -262,7 +263,7 @@ def _run(func: Callable[..., Any], prepared: tuple[Any, ...], indices: list[int]
                 run.no_differentiable_outputs()
             elif check_backward_ad:
                 run.fast() if opts.fast_mode else run.slow()
-            if check_forward_ad:
+            if check_forward_ad and differentiable:  # (else the numerical gradient must be zero, checked above)
                 run.forward_mode(against_reverse=check_backward_ad)
         except RuntimeError as exc:
             # only autograd's own refusal; a GradcheckError naming once_differentiable as a cause is a failure
@@ -389,7 +390,8 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
         func, inputs, eps, atol, rtol, raise_exception, nondet_tol, check_undefined_grad, check_grad_dtypes,
             check_batched_grad, fast_mode, three_valued, progress: as ``gradcheck``, applied to the first-order
             function.
-        grad_outputs: the vectors of the first-order products; random (seeded) and also checked if None.
+        grad_outputs: the vectors of the first-order products, one per differentiable output (those that require
+            grad); random (seeded) and also checked if None.
         gen_non_contig_grad_outputs: accepted for PyTorch compatibility (arrays here are always contiguous).
         check_fwd_over_rev: check the second derivatives by forward mode over the first-order backward too.
         check_rev_over_rev: check reverse-over-reverse.
@@ -399,6 +401,7 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
 
     Raises:
         GradcheckError: a check failed; its ``check`` starts with ``"second order"``.
+        RuntimeError: ``grad_outputs`` does not have one tensor per differentiable output.
 
     Example:
         >>> import funcgrad as fg
@@ -418,6 +421,10 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
                     for o in tensor_outputs(checked, prepared))
     else:
         gos = as_tuple(grad_outputs)
+        n_out = len(tensor_outputs(checked, prepared))
+        if len(gos) != n_out:  # zip would silently leave outputs unchecked
+            raise RuntimeError(f"got {n_out} tensors and {len(gos)} gradients: grad_outputs needs one per "
+                               "differentiable output of func")
     n = len(prepared)
 
     @enable_grad()

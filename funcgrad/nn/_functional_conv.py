@@ -27,6 +27,35 @@ def as_tuple(value: Any, n: int, name: str) -> tuple[int, ...]:
     raise ValueError(f"{name} must be an int or a tuple of {n} ints, got {value!r}")
 
 
+def _check_conv_args(stride: tuple[int, ...], dilation: tuple[int, ...], padding: Any, groups: int,
+                     output_padding: tuple[int, ...] = ()) -> None:
+    """torch's checks of a convolution's arguments, before any size arithmetic divides by them or slices with them
+    (a dilation of 0 gave a value)."""
+    if min(stride) < 1:
+        raise RuntimeError("non-positive stride is not supported")
+    if min(dilation) < 1:
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
+    if not isinstance(padding, str) and min(as_tuple(padding, len(stride), "padding")) < 0:
+        raise RuntimeError("negative padding is not supported")
+    if min(output_padding, default=0) < 0:
+        raise RuntimeError("negative output_padding is not supported")
+    if groups < 1:
+        raise RuntimeError("non-positive groups is not supported")
+
+
+def _pool_args(kernel_size: Any, stride: Any, dilation: Any, nd: int) -> tuple[tuple[int, ...], ...]:
+    """A pooling's kernel, stride (the kernel's when None or empty) and dilation as ``nd`` ints each, checked
+    positive as torch checks them."""
+    kernel = as_tuple(kernel_size, nd, "kernel_size")
+    strides = kernel if stride is None or (isinstance(stride, Sequence) and not stride) else as_tuple(stride, nd,
+                                                                                                       "stride")
+    dilations = as_tuple(dilation, nd, "dilation")
+    for values, name in ((kernel, "kernel size"), (strides, "stride"), (dilations, "dilation")):
+        if min(values) < 1:
+            raise RuntimeError(f"{name} should be greater than zero, but got {name}: {list(values)}")
+    return kernel, strides, dilations
+
+
 def _padding_pairs(padding: Any, nd: int, kernel: tuple[int, ...], stride: tuple[int, ...],
                    dilation: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
     """torch's conv padding (ints, "valid" or "same") as (before, after) pairs; "same" puts the odd one after."""
@@ -62,6 +91,7 @@ def _unbatched(out: Any, added: bool) -> Any:
 def _conv(input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any, groups: int, nd: int) -> Any:
     x, added = _batched(input, nd, f"conv{nd}d")
     stride, dilation = as_tuple(stride, nd, "stride"), as_tuple(dilation, nd, "dilation")
+    _check_conv_args(stride, dilation, padding, groups)
     pairs = _padding_pairs(padding, nd, tuple(np.shape(weight)[-nd:]), stride, dilation)
     return _unbatched(ops.convolution(x, weight, bias, stride, pairs, dilation, groups), added)
 
@@ -98,6 +128,7 @@ def _conv_transpose(input: Any, weight: Any, bias: Any, stride: Any, padding: An
     x, added = _batched(input, nd, f"conv_transpose{nd}d")
     stride, dilation = as_tuple(stride, nd, "stride"), as_tuple(dilation, nd, "dilation")
     extra = as_tuple(output_padding, nd, "output_padding")
+    _check_conv_args(stride, dilation, padding, groups, extra)
     if any(e >= s and e >= d for e, s, d in zip(extra, stride, dilation)):
         raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got output_padding: "
                            f"{extra} stride: {stride} dilation: {dilation}")
@@ -121,11 +152,8 @@ def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
 def _max_pool(input: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: bool,
               return_indices: bool, nd: int) -> Any:
     x, added = _batched(input, nd, f"max_pool{nd}d")
-    kernel = as_tuple(kernel_size, nd, "kernel_size")
-    stride = kernel if stride is None or (isinstance(stride, Sequence) and not stride) else as_tuple(stride, nd,
-                                                                                                      "stride")
-    values, indices = ops.max_pool(x, kernel, stride, as_tuple(padding, nd, "padding"),
-                                   as_tuple(dilation, nd, "dilation"), bool(ceil_mode))
+    kernel, stride, dilation = _pool_args(kernel_size, stride, dilation, nd)
+    values, indices = ops.max_pool(x, kernel, stride, as_tuple(padding, nd, "padding"), dilation, bool(ceil_mode))
     return _unbatched((values, indices) if return_indices else values, added)
 
 
@@ -145,9 +173,7 @@ def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
 def _avg_pool(input: Any, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool, count_include_pad: bool,
               divisor_override: Any, nd: int) -> Any:
     x, added = _batched(input, nd, f"avg_pool{nd}d")
-    kernel = as_tuple(kernel_size, nd, "kernel_size")
-    stride = kernel if stride is None or (isinstance(stride, Sequence) and not stride) else as_tuple(stride, nd,
-                                                                                                      "stride")
+    kernel, stride, _ = _pool_args(kernel_size, stride, 1, nd)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     out = ops.avg_pool(x, kernel, stride, as_tuple(padding, nd, "padding"), bool(ceil_mode), bool(count_include_pad),
@@ -175,6 +201,9 @@ def _adaptive(input: Any, output_size: Any, nd: int) -> Any:
         raise ValueError(f"adaptive_avg_pool{nd}d: output_size must be an int or {nd} ints, got {output_size!r}")
     spatial = np.shape(x)[-nd:]
     target = tuple(int(n if s is None else s) for s, n in zip(sizes, spatial))
+    if min(target) < 0:
+        raise RuntimeError(f"adaptive_avg_pool{nd}d: elements of output_size must be greater than or equal to 0 but "
+                           f"received {target}")
     return _unbatched(ops.adaptive_avg_pool(x, target), added)
 
 

@@ -124,12 +124,21 @@ def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = F
 
 def dropout2d(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False,
               generator: Generator | None = None) -> Any:
-    """Zero whole channels ((N, C, H, W) or (C, H, W)) with probability ``p``, scaling the rest by 1 / (1 - p)."""
+    """Zero whole channels ((N, C, H, W) or (C, H, W)) with probability ``p``, scaling the rest by 1 / (1 - p).
+    Other ranks warn, as torch's, and drop the channels of dim 1: each element of an (N, C) input alone, not the
+    whole input at once."""
     _check_probability(p)
+    shape = tuple(np.shape(input))
+    if len(shape) not in (3, 4):
+        if len(shape) < 2:
+            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+        warnings.warn(f"dropout2d: Received a {len(shape)}-D input to dropout2d, which is deprecated and will result "
+                      "in an error in a future release. To retain the behavior and silence this warning, please use "
+                      "dropout instead.", UserWarning, stacklevel=2)
     if not training or p == 0.0:
         return input
-    shape = np.shape(input)
-    mask = _keep_mask(tuple(shape[:-2]) + (1, 1), p, input.dtype, generator)
+    channels = shape[:-2] if len(shape) == 3 else shape[:2]
+    mask = _keep_mask(channels + (1,) * (len(shape) - len(channels)), p, input.dtype, generator)
     return _applied(lambda x: x * mask, input, inplace)
 
 
@@ -182,6 +191,10 @@ def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any 
     if tuple(np.shape(input)[-len(shape):]) != shape:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
                            f"{', '.join(map(str, shape))}], but got input of size{list(np.shape(input))}")
+    for name, value in (("weight", weight), ("bias", bias)):
+        if value is not None and tuple(np.shape(value)) != shape:  # one that broadcasts would mix the samples
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{list(np.shape(value))} and normalized_shape = {list(shape)}")
     dims = tuple(range(-len(shape), 0))
     mean = ops.mean(input, dims, True)
     out = (input - mean) * ops.rsqrt(ops.var(input, dims, correction=0, keepdim=True) + eps)
@@ -200,6 +213,9 @@ def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None
     if shape[1] % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(shape)} and num_groups={num_groups}")
+    if math.prod(shape) // num_groups == 1:  # one group of one value normalizes to 0: torch's check
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                         f"{[shape[0] * shape[1] // num_groups, num_groups, *shape[2:]]}")
     grouped = ops.reshape(input, (shape[0], num_groups, -1))
     mean = ops.mean(grouped, -1, True)
     normed = (grouped - mean) * ops.rsqrt(ops.var(grouped, -1, correction=0, keepdim=True) + eps)
@@ -217,6 +233,10 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None) -> Any:
     if index.dtype.kind not in "iu":
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {index.dtype} instead")
+    if np.ndim(weight) != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if index.size and (index.min() < 0 or index.max() >= np.shape(weight)[0]):  # NumPy would take -1 as the last row
+        raise IndexError("index out of range in self")
     if padding_idx is not None:
         keep = np.ones((np.shape(weight)[0], 1), weight.dtype)
         keep[padding_idx] = 0

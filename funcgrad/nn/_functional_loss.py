@@ -11,7 +11,7 @@ import numpy as np
 from funcgrad import ops
 from funcgrad.core.tensor import Tensor
 from funcgrad.nn._functional_layers import _array, log_softmax
-from funcgrad.ops.nn_kernels import class_dim, class_targets
+from funcgrad.ops.nn_kernels import check_class_weight, class_dim, class_targets
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"]
@@ -113,11 +113,14 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, ignore_index: int
                                  ignore_index, reduction)
     dim = class_dim(input)
     classes = np.shape(input)[dim]
+    check_class_weight(weight, classes)
     logp = log_softmax(input, dim)
     w = None if weight is None else _weights(weight).reshape((classes,) + (1,) * (np.ndim(input) - dim - 1))
     if _array(target).dtype.kind == "f":  # class probabilities
         if np.shape(target) != np.shape(input):
             raise RuntimeError("Expected target size to match input size for class probabilities")
+        if ignore_index >= 0:  # it would be ignored silently
+            raise RuntimeError("ignore_index is not supported for floating point target")
         p = target * (1.0 - label_smoothing) + label_smoothing / classes if label_smoothing else target
         terms = logp * p if w is None else logp * p * w
         loss = -ops.sum(terms, dim)

@@ -4,6 +4,7 @@ recording a gradient) and returns it. Random draws come from ``generator`` or fu
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -103,6 +104,10 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Generator | Non
 
 
 def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> float:
+    """gain / sqrt(fan); 0 for a tensor without elements (torch warns and leaves it: there is nothing to fill)."""
+    if tensor.size == 0:
+        warnings.warn("Initializing zero-element tensors is a no-op", UserWarning, stacklevel=3)
+        return 0.0
     if mode not in ("fan_in", "fan_out"):
         raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
     fan_in, fan_out = _fans(tensor)

@@ -136,11 +136,19 @@ def class_targets(input: Any, target: Any, weight: Any, ignore_index: int) -> tu
             raise ValueError(f"Expected input batch_size ({expected[0] if expected else 1}) to match target "
                              f"batch_size ({index.shape[0] if index.ndim else 1}).")
         raise RuntimeError(f"Expected target size {list(expected)}, got {list(index.shape)}")
+    check_class_weight(weight, shape[dim])
     counted = index != ignore_index
     bad = index[counted & ((index < 0) | (index >= shape[dim]))]
     if bad.size:
         raise IndexError(f"Target {bad.flat[0]} is out of bounds.")
     return target_weights(index, counted, weight, np.result_type(input))
+
+
+def check_class_weight(weight: Any, classes: int) -> None:
+    """torch's check of a class weight: one value per class (a longer one was silently cut to the classes)."""
+    if weight is not None and np.shape(weight) != (classes,):
+        raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but got "
+                           f"weight tensor of shape: {list(np.shape(weight))}")
 
 
 def target_weights(index: np.ndarray, counted: np.ndarray, weight: Any,
@@ -345,12 +353,14 @@ def pool_geometry(size: Ints, kernel: Ints, stride: Ints, padding: Ints, dilatio
 
 def check_pool(size: Ints, lead: Ints, kernel: Ints, padding: Ints, dilation: Ints, out_size: Ints,
                effective: bool) -> None:
-    """torch's pooling checks: padding at most half the kernel, an output of at least one element."""
+    """torch's pooling checks: padding at most half the (``effective``: dilated) kernel and at most half the kernel
+    itself (else a dilated window can lie wholly in the padding), an output of at least one element."""
     for k, p, d in zip(kernel, padding, dilation):
-        if p > (d * (k - 1) + 1) // 2 if effective else p > k // 2:
-            what = "effective kernel size" if effective else "kernel size"
-            raise RuntimeError(f"pad should be at most half of {what}, but got pad={p}, kernel_size={k}"
-                               + (f" and dilation={d}" if effective else ""))
+        if effective and p > (d * (k - 1) + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k}"
+                               f" and dilation={d}")
+        if p > k // 2:
+            raise RuntimeError(f"pad should be at most half of kernel size, but got pad={p}, kernel_size={k}")
     if min(out_size) < 1:
         given = "x".join(str(n) for n in lead[-1:] + size)
         calculated = "x".join(str(n) for n in lead[-1:] + out_size)

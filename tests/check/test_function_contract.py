@@ -86,3 +86,33 @@ def test_backward_return_values(function: type[Function], match: str) -> None:
 def test_needs_input_grad_is_exercised() -> None:
     with pytest.raises(GradcheckError, match="input 1"):
         check_function(IgnoresNeedsInputGrad, fg.randn(3, seed=0), fg.randn(3, seed=1))
+
+
+class RealTimesComplex(Function):
+    """x (real) * z (complex); z's gradient is ``factor`` times the right one."""
+
+    factor = 1.0
+
+    @staticmethod
+    def forward(ctx, x, z):
+        ctx.save_for_backward(x, z)
+        return x * z
+
+    @staticmethod
+    def backward(ctx, g):
+        x, z = ctx.saved_tensors
+        return (g * fg.conj(z)).real, g * x * RealTimesComplex.factor
+
+
+@pytest.mark.parametrize("fast_mode", [False, True], ids=["slow", "fast"])
+def test_complex_inputs_are_checked(fast_mode: bool) -> None:
+    # only float inputs required grad: a wrong gradient of a complex input passed
+    x, z = fg.randn(3, seed=0), fg.tensor(np.array([1 + 2j, 3 - 1j, 0.5j]))
+    assert check_function(RealTimesComplex, x, z, fast_mode=fast_mode).status == "pass"
+    RealTimesComplex.factor = 1.5
+    try:
+        verdict = check_function(RealTimesComplex, x, z, fast_mode=fast_mode, raise_exception=False)
+    finally:
+        RealTimesComplex.factor = 1.0
+    assert verdict.status == "fail" and "w.r.t. input 1" in verdict.elements[0].where, str(verdict)
+    assert "analytical = 1.5 x numerical" in "\n".join(verdict.diagnosis)

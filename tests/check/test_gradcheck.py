@@ -58,6 +58,18 @@ def test_right_first_order_wrong_second_order() -> None:
         assert verdict(gradgradcheck, SECOND_ORDER_WRONG, fast_mode=fast_mode) == "second order jacobian"
 
 
+def test_grad_outputs_one_per_differentiable_output() -> None:
+    # zip dropped the outputs beyond the grad_outputs given: x ** 3's wrong second order (x.detach()) passed
+    def f(x):
+        return fg.sin(x), x * x * x.detach()
+    x = leaf(3)
+    assert not gradgradcheck(f, (x,), raise_exception=False)
+    for gos in [(leaf(3, seed=1),), (leaf(3, seed=1), leaf(3, seed=2), leaf(3, seed=3))]:
+        with pytest.raises(RuntimeError, match=f"got 2 tensors and {len(gos)} gradients"):  # torch's words
+            gradgradcheck(f, (x,), gos)
+    assert gradgradcheck(lambda t: (fg.sin(t), fg.tensor(1.0)), (x,), (leaf(3, seed=1),))  # a constant: no grad
+
+
 def test_nondeterministic_backward_is_not_reentrant() -> None:
     for fast_mode in (False, True):
         assert verdict(gradcheck, NOISY, fast_mode=fast_mode) == "reentrancy"

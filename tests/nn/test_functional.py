@@ -139,6 +139,25 @@ def test_conv_and_pool_second_derivatives() -> None:
     (lambda: F.max_pool2d(fg.ones(1, 1, 2, 2), 3), "Output size is too small"),
     (lambda: F.conv_transpose2d(fg.ones(1, 2, 3, 3), fg.ones(2, 1, 3, 3), stride=2, output_padding=2),
      "output padding must be smaller"),
+    # a dilated window may lie wholly in padding of up to half its span: torch bounds padding by the kernel too
+    (lambda: F.max_pool1d(fg.ones(1, 6), 3, 1, 2, 2), "pad should be at most half of kernel size"),
+    # arguments that gave a value (dilation 0: every window one element) or NumPy's errors
+    (lambda: F.max_pool2d(fg.ones(1, 1, 4, 4), 2, 1, 0, 0), "dilation should be greater than zero"),
+    (lambda: F.max_pool2d(fg.ones(1, 1, 4, 4), 2, 0), "stride should be greater than zero"),
+    (lambda: F.avg_pool1d(fg.ones(1, 4), 0), "kernel size should be greater than zero"),
+    (lambda: F.conv_transpose2d(fg.ones(1, 2, 3, 3), fg.ones(2, 1, 3, 3), dilation=0), "dilation should be greater"),
+    (lambda: F.conv2d(fg.ones(1, 2, 5, 5), fg.ones(3, 2, 2, 2), stride=0), "non-positive stride is not supported"),
+    (lambda: F.conv2d(fg.ones(1, 2, 5, 5), fg.ones(3, 2, 2, 2), padding=-1), "negative padding is not supported"),
+    (lambda: F.conv1d(fg.ones(1, 2, 5), fg.ones(3, 2, 2), groups=0), "non-positive groups is not supported"),
+    (lambda: F.conv_transpose1d(fg.ones(1, 2, 5), fg.ones(2, 3, 2), output_padding=-1), "negative output_padding"),
+    (lambda: F.adaptive_avg_pool2d(fg.ones(1, 1, 4, 4), (2, -1)), "must be greater than or equal to 0"),
+    (lambda: F.layer_norm(fg.ones(2, 4), (4,), fg.ones(4, 1)), "Expected weight to be of same shape as normalized"),
+    (lambda: F.layer_norm(fg.ones(2, 4), 4, None, fg.ones(1, 4)), "Expected bias to be of same shape as normalized"),
+    (lambda: F.embedding(fg.tensor([0, 1]), fg.ones(3)), "'weight' must be 2-D"),
+    (lambda: F.nll_loss(fg.zeros(2, 3), fg.tensor([0, 1]), fg.ones(4)), "defined either for all 3 classes"),
+    (lambda: F.cross_entropy(fg.zeros(2, 3), fg.tensor([0, 1]), fg.ones(4), label_smoothing=0.1), "for all 3 classes"),
+    (lambda: F.cross_entropy(fg.zeros(2, 3), fg.ones(2, 3) / 3, fg.ones(1, 3)), "for all 3 classes"),
+    (lambda: F.cross_entropy(fg.zeros(2, 3), fg.ones(2, 3) / 3, ignore_index=0), "ignore_index is not supported"),
 ])
 def test_errors(call, message: str) -> None:
     with pytest.raises(RuntimeError, match=message.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
@@ -255,6 +274,18 @@ def test_batch_norm_running_statistics() -> None:
 def test_batch_norm_needs_more_than_one_value_per_channel() -> None:
     with pytest.raises(ValueError, match="Expected more than 1 value per channel"):
         F.batch_norm(fg.ones(1, 3), fg.zeros(3), fg.ones(3), training=True)
+    with pytest.raises(ValueError, match=r"Expected more than 1 value per channel when training, got input size "
+                                         r"\[1, 4, 1\]"):
+        F.group_norm(fg.ones(1, 4, 1), 4)  # as torch: one group of one value
+    assert F.group_norm(fg.ones(2, 4), 4).shape == (2, 4)
+
+
+def test_embedding_indices_outside_the_table_raise() -> None:
+    """NumPy takes -1 as the last row: torch's IndexError instead."""
+    with pytest.raises(IndexError, match="index out of range in self"):
+        F.embedding(fg.tensor([0, -1]), fg.ones(3, 2))
+    with pytest.raises(IndexError, match="index out of range in self"):
+        nn.Embedding(3, 2)(fg.tensor([3]))
 
 
 def test_dropout_is_seeded_and_scaled() -> None:
@@ -269,6 +300,20 @@ def test_dropout_is_seeded_and_scaled() -> None:
     assert np.all(channels.min(axis=(2, 3)) == channels.max(axis=(2, 3)))  # whole channels kept or dropped
     with pytest.raises(ValueError, match="between 0 and 1"):
         F.dropout(x, 1.5)
+
+
+def test_dropout2d_of_other_ranks_drops_the_channels_of_dim_1_as_torch() -> None:
+    """torch warns and drops each (sample, channel) of dim 1 alone: an (N, C) input elementwise. The mask was of
+    the dims before the last two, so a 2-D input was dropped or kept whole."""
+    with pytest.warns(UserWarning, match="Received a 2-D input to dropout2d"):
+        flat = F.dropout2d(fg.ones(4, 500), 0.5, generator=fg.Generator(0)).data
+    assert all(set(np.unique(row)) == {0.0, 2.0} for row in flat)
+    with pytest.warns(UserWarning, match="Received a 5-D input to dropout2d"):
+        deep = F.dropout2d(fg.ones(4, 50, 2, 3, 3), 0.5, generator=fg.Generator(0)).data
+    assert np.all(deep.min(axis=(2, 3, 4)) == deep.max(axis=(2, 3, 4)))
+    assert set(np.unique(deep)) == {0.0, 2.0}
+    with pytest.raises(RuntimeError, match="Feature dropout requires at least 2 dimensions"):
+        F.dropout2d(fg.ones(4), 0.5)
 
 
 @needs_torch

@@ -89,6 +89,14 @@ def test_init_functions() -> None:
     np.testing.assert_array_equal(a.data, b.data)
 
 
+def test_layers_without_weights_initialise_as_torch() -> None:
+    """torch warns that a zero-element weight has nothing to fill; its fan_in 0 divided by zero here."""
+    with pytest.warns(UserWarning, match="Initializing zero-element tensors is a no-op"):
+        layer = nn.Linear(0, 3)
+    assert layer.weight.shape == (3, 0) and not layer.bias.data.any()
+    np.testing.assert_array_equal(layer(fg.ones(2, 0)).data, np.zeros((2, 3)))
+
+
 def test_train_eval_dropout() -> None:
     drop = nn.Dropout(0.5, generator=fg.Generator(0))
     x = fg.ones(100)
