@@ -97,6 +97,30 @@ def test_a_mul_by_a_number_saves_no_tensor_and_runs_twice_with_retain_graph() ->
     np.testing.assert_allclose(x.grad.data, [6.0, 6.0])
 
 
+def test_ops_on_one_tensor_and_options_take_positions_keywords_and_defaults() -> None:
+    """sum, reshape, linalg ops... (one tensor input, then options) record on their own path: every way Python
+    allows to pass the arguments gives the same node, and bad calls fail as Python's would."""
+    x = fg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    calls = [fg.sum(x, 0), fg.sum(x, 0, False), fg.sum(x, dim=0), fg.sum(x=x, dim=0), x.sum(0), x.sum(axis=0)]
+    for y in calls:
+        np.testing.assert_array_equal(y.data, [3.0, 5.0, 7.0])
+        assert y.grad_fn.name() == "SumBackward0"
+    assert fg.sum(x, 1, True).shape == (2, 1) and fg.sum(x).shape == ()
+    y = fg.sum(x)  # a full reduction: NumPy gives a scalar, the result is a 0-d Tensor with a history
+    assert isinstance(y.data, np.ndarray) and y.requires_grad
+    y.backward()
+    np.testing.assert_array_equal(x.grad.data, np.ones((2, 3)))
+    assert np.sum(np.ones(3)) == fg.sum(np.ones(3)) == 3.0  # no Tensor: the kernel's value
+    with pytest.raises(TypeError, match="sum.* takes 3 arguments but 4 were given"):
+        fg.sum(x, 0, True, 5)
+    with pytest.raises(TypeError, match="sum.*missing 1 required positional argument: 'x'"):
+        fg.sum()
+    with pytest.raises(TypeError, match="sum.*multiple values for argument 'dim'"):
+        fg.sum(x, 0, dim=1)
+    with pytest.raises(TypeError, match="sum.*unexpected keyword argument 'dims'"):
+        fg.sum(x, dims=0)
+
+
 def test_ops_on_two_tensors_take_their_own_keywords_on_the_fast_path() -> None:
     """Ops whose two tensor parameters are not named (x, y) share mul's recording path; they still take their
     parameters by name, and refuse unknown ones and extra arguments as Python would."""

@@ -268,7 +268,11 @@ class _Judge:
         for row in np.nonzero(~passed & ~resolved_locally)[0]:
             lo, hi = sorted((float(found.left[row]), float(found.right[row])))
             slack = MARGIN * float(est.error[row]) + self.rule.eps ** _ROUNDING * (abs(lo) + abs(hi))
-            if found.jump[row] != 0 and lo - slack <= ana[row] <= hi + slack:
+            if not np.isfinite(x_k):
+                status, reason = INCONCLUSIVE, (
+                    f"{self.p.input_label(i)} {_coords(k, real_shape(self.p.inputs[i]))} = {x_k}: no finite "
+                    "difference moves a non-finite input")
+            elif found.jump[row] != 0 and lo - slack <= ana[row] <= hi + slack:
                 status, reason = INCONCLUSIVE, (
                     f"a kink within the step: the derivative jumps by {abs(float(found.jump[row])):.3g} about "
                     f"{float(found.distance[row]):.2g} from {self.p.input_label(i)} "
@@ -283,6 +287,10 @@ class _Judge:
             elif failed[row] and not unresolved[row]:
                 status, reason = FAIL, ("" if found.jump[row] == 0 else
                                         f"near a kink, yet outside the one-sided derivatives {lo:.6g}..{hi:.6g}")
+            elif not np.isfinite(est.value[row]):
+                status, reason = INCONCLUSIVE, (
+                    f"this output is NaN or infinite about {self.p.input_label(i)} "
+                    f"{_coords(k, real_shape(self.p.inputs[i]))} = {x_k:.6g} (outside the function's domain?)")
             else:
                 status, reason = INCONCLUSIVE, (
                     f"{dtype} resolution exhausted at this scale ({self.p.input_label(i)} = {x_k:.6g}, spacing "

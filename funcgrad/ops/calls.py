@@ -53,6 +53,8 @@ def make_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
         return _unary_op(spec, checked, record)
     if len(spec.params) == 2 and spec.tensor_positions == (0, 1) and not spec.sequence and not multi_output:
         return _named(_binary_op(spec, checked, record), spec.params)  # (mul; tanh_backward(grad_output, output))
+    if spec.tensor_positions == (0,) and not spec.sequence and not multi_output:
+        return _named(_input_and_options_op(spec, checked, record), spec.params[:1])  # (sum(x, dim, keepdim))
 
     def op(*args: Any, **kwargs: Any) -> Any:
         if checked and dispatch.active:
@@ -205,6 +207,66 @@ def _binary_op(spec: OpSpec, checked: bool, record: Callable[[tuple[Any, ...], A
         return result
 
     return binary
+
+
+def _input_and_options_op(spec: OpSpec, checked: bool,
+                          record: Callable[[tuple[Any, ...], Any], Any]) -> Callable[..., Any]:
+    """The function of an op on one tensor and options that are no tensor inputs (``sum(x, dim, keepdim)``,
+    ``reshape(x, shape)``). Its common recording (real floats in and out, saving nothing or the input's shape and
+    the options after it) is done in place, as a unary op's; anything else goes to ``record``."""
+    dispatch = DISPATCH
+    kernel = spec.kernel
+    wrap = Tensor._wrap
+    differentiable = spec.differentiable
+    node_class = spec.node_class
+    bind = spec.bind
+    n_options = len(spec.params) - 1
+    n_required, defaulted = spec.n_required - 1, spec.defaults[1:]  # (options past the given ones: defaults)
+    plan = _plan(spec, check_all=False)
+    n_saved_options = len(plan) - 1
+    saves_shape_then_options = all(p == i - 2 if i == 0 else p == i and not tensor
+                                   for i, (p, _, tensor) in enumerate(plan))
+    inline = not plan or saves_shape_then_options
+    no_checks = unchecked(len(plan))
+    new = object.__new__
+    ndarray = np.ndarray
+    shapes = SHAPES.setdefault
+
+    def op(x: Any, *options: Any, **kwargs: Any) -> Any:
+        if checked and dispatch.active:
+            return dispatch.call_op(spec, spec.plain, (x, *options), kwargs)
+        if len(options) != n_options or kwargs:
+            options = (options + defaulted[len(options):] if not kwargs and n_required <= len(options) < n_options
+                       else bind((x, *options), kwargs)[1:])
+        if not isinstance(x, Tensor):
+            return kernel(x, *options)
+        data = x.data
+        out = kernel(data, *options)
+        if not (x._requires_grad and differentiable and STATE.grad_enabled):
+            return wrap(out)
+        if type(out) is not ndarray and isinstance(out, np.floating):
+            out = np.asarray(out)  # (a full reduction's NumPy scalar)
+        if not inline or type(out) is not ndarray or out.dtype.kind != "f" or data.dtype.kind != "f":
+            return record((x, *options), out)
+        node = new(node_class)
+        node.sequence_nr = next_sequence_nr()
+        node._hooks = None
+        shape = shapes(s := data.shape, s)  # (edge_to, inline)
+        fn = x.grad_fn
+        node._edges = ((fn, x.output_nr, shape, data.dtype) if fn is not None
+                       else (x._accumulator(), 0, shape, data.dtype),)
+        result = new(Tensor)  # (Tensor._from_node, inline)
+        result.data, result.grad_fn, result.output_nr = out, node, 0
+        result._requires_grad, result._grad, result._extra = True, None, None
+        result._version_counter = [0]
+        if plan:
+            node._saved = (shape, *_read_all(options if n_saved_options == n_options else options[:n_saved_options]))
+            node._versions = no_checks
+        else:
+            node._saved = node._versions = ()
+        return result
+
+    return op
 
 
 def _named(function: Callable[..., Any], params: tuple[str, ...]) -> Callable[..., Any]:

@@ -85,3 +85,12 @@ def test_real_input_of_a_complex_output() -> None:
     z = fg.tensor(np.array([1 + 2j, -0.5 + 0.3j, 2j]), requires_grad=True)
     assert gradcheck(lambda a, b: a + b, (x, z), check_forward_ad=True)
     assert gradcheck(lambda a, b: a * b, (x, z), check_forward_ad=True, check_backward_ad=False)
+
+
+def test_no_differentiable_output_in_forward_mode() -> None:
+    # as torch: the numerical gradient must be zero; the forward check crashed on an empty tangent batch
+    x = leaf()
+    for backward_ad in (True, False):
+        assert gradcheck(lambda t: fg.tensor(np.arange(3)), (x,), check_forward_ad=True, check_backward_ad=backward_ad)
+        assert not gradcheck(lambda t: fg.tensor(np.sin(t.data)), (x,), check_forward_ad=True,
+                             check_backward_ad=backward_ad, raise_exception=False)

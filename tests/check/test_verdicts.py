@@ -244,3 +244,23 @@ def test_a_wrong_derivative_at_zero_fails(dtype, fast_mode: bool) -> None:
     finally:
         _Linear.factor = 1.0
     assert verdict.status == "fail", str(verdict)
+
+
+def test_a_nan_input_is_named_as_such() -> None:
+    # np.nansum at a NaN element: the reason was "float64 resolution exhausted at this scale (spacing nan)"
+    x = fg.tensor([1.0, np.nan, -2.0], requires_grad=True)
+    verdict = gradcheck(lambda t: np.nansum(t * t), (x,), three_valued=True, check_undefined_grad=False)
+    assert verdict.status == "inconclusive"
+    (element,) = verdict.elements
+    assert element.where.endswith("input 0 (1,)") and "non-finite input" in element.reason, str(verdict)
+
+
+def test_nan_derivatives_outside_the_domain_are_no_reentrancy_failure() -> None:
+    # sqrt at -1: NaN in both backward runs failed the reentrancy check ("differ by up to nan"); torch passes it
+    x = fg.tensor([-1.0], requires_grad=True)
+    verdict = gradcheck(fg.sqrt, (x,), three_valued=True, check_undefined_grad=False)
+    assert verdict.status == "inconclusive" and not verdict.reasons, str(verdict)
+    assert "NaN or infinite about input 0 (0,) = -1" in verdict.elements[0].reason
+    with pytest.raises(GradcheckError) as info:
+        gradcheck(fg.sqrt, (x,), check_undefined_grad=False)
+    assert info.value.check == "jacobian"  # NaN is no match, as torch
