@@ -52,6 +52,32 @@ def test_without_create_graph_inside_a_transform_raises(call, outer):
         outer(lambda x: call(x).sum())(fg.tensor(X))
 
 
+@pytest.mark.parametrize("call", [
+    lambda x: functional.jacobian(lambda y: cubic(y) * x[0], fg.ones(2)),
+    lambda x: functional.jacobian(lambda y: cubic(y) * x[0], fg.ones(2), vectorize=True),
+    lambda x: functional.hessian(lambda y: scalar(y * x), fg.ones(2)),
+    lambda x: functional.vjp(lambda y: cubic(y * x), fg.ones(2), fg.ones(2))[1],
+    lambda x: functional.jvp(lambda y: cubic(y * x), fg.ones(2), fg.ones(2))[1],
+    lambda x: functional.hvp(lambda y: scalar(y * x), fg.ones(2), fg.ones(2))[1],
+    lambda x: functional.vhp(lambda y: scalar(y * x), fg.ones(2), fg.ones(2))[1],
+    lambda x: func.jacrev(lambda y: cubic(y * x), chunk_size=1)(np.ones(2)),
+    lambda x: func.jacfwd(lambda y: cubic(y * x), chunk_size=1)(np.ones(2)),
+])
+@pytest.mark.parametrize("outer", [func.jacfwd, func.jacrev])
+def test_without_create_graph_a_function_closing_over_a_traced_value_raises(call, outer):
+    """The inputs are constants but the function closes over the transform's ``x``: the result, detached, was
+    a constant and the transform gave zeros."""
+    with pytest.raises((RuntimeError, ValueError), match="create_graph=True"):
+        outer(lambda x: call(x).sum())(fg.tensor(X))
+
+
+def test_with_create_graph_a_function_closing_over_a_traced_value_is_differentiated():
+    # d/dx sum(d/dy sin(x * y)) at y = 1: d/dx sum(x cos(x)) = cos(x) - x sin(x)
+    got = func.grad(lambda x: functional.vjp(lambda y: fg.sin(x * y), fg.ones(2), fg.ones(2),
+                                             create_graph=True)[1].sum())(X)
+    np.testing.assert_allclose(got, np.cos(X) - X * np.sin(X))
+
+
 def test_outside_transforms_a_traced_input_still_gives_a_detached_result():
     x = fg.tensor(X, requires_grad=True)
     jac = functional.jacobian(cubic, x)  # torch's semantics: no graph without create_graph

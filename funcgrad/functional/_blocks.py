@@ -31,7 +31,7 @@ import numpy as np
 from funcgrad.core.tensor import Tensor
 from funcgrad.functional._argnums import Argnums, Call
 from funcgrad.functional._core import tangent
-from funcgrad.functional._passes import pull, push_pass, reverse_pass
+from funcgrad.functional._passes import inside_transform, pull, push_pass, reverse_pass
 
 __all__ = ["Products", "blocked", "identity_rows", "split_rows", "check_scale_options", "jacobian_matrix",
            "matrix_blocks", "blocked_jacobian", "gradient", "require_real", "Progress"]
@@ -175,8 +175,8 @@ def jacobian_matrix(products: Products, chunk_size: int | None, max_memory: floa
     """The Jacobian of ``products``'s function as one ``(outputs, inputs)`` matrix over the flat leaves, by
     blocks of identity seeds; with the output and input leaf shapes."""
     probe = Call(products.f, products.args, products.argnums, products.has_aux, products.caller)
-    if any(x.requires_grad or tangent(x) is not None for x in probe.inputs):
-        raise _no_graph(products.caller)
+    if inside_transform() or any(x.requires_grad or tangent(x) is not None for x in probe.inputs):
+        raise _no_graph(products.caller)  # (inside a transform, f may close over what it traces: zeros, silently)
     require_real(products.caller, probe.inputs, "inputs")
     in_shapes = [x.shape for x in probe.inputs]
     if products.mode == "reverse":

@@ -21,7 +21,7 @@ from funcgrad.functional._argnums import Call
 from funcgrad.functional._core import grad_or_none, zeros_for
 from funcgrad.ops import alias
 
-__all__ = ["Traced", "reverse_pass", "pull", "push_pass", "inside_transform", "tracked"]
+__all__ = ["Traced", "reverse_pass", "pull", "push_pass", "inside_transform", "tracked", "depends_beyond"]
 
 
 class Traced:
@@ -108,6 +108,13 @@ def _reaches_beyond(outs: Sequence[Tensor], xs: Sequence[Tensor], since: int) ->
         else:
             stack.extend([edge[0] for edge in node._edges if edge[0] is not None])
     return False
+
+
+def depends_beyond(outs: Sequence[Tensor], xs: Sequence[Tensor], since: int) -> bool:
+    """Whether ``outs``, computed from the leaves ``xs`` after the sequence number ``since``, also depend on a value
+    an outer trace follows: a graph beyond ``xs`` (``_reaches_beyond``), or a tangent at a level ``xs`` lack."""
+    levels = {level for x in xs for level in tangents_of(x)}
+    return any(level not in levels for out in outs for level in tangents_of(out)) or _reaches_beyond(outs, xs, since)
 
 
 def reverse_pass(call: Call) -> tuple[list[Tensor], list[Tensor], Traced]:

@@ -15,11 +15,12 @@ import numpy as np
 
 from funcgrad.autograd import forward_ad
 from funcgrad.core.grad_mode import enable_grad, no_grad
+from funcgrad.core.graph import next_sequence_nr
 from funcgrad.core.tangents import current, tangent_of, tangents_of
 from funcgrad.core.tensor import Tensor
 from funcgrad.functional._blocks import Products, check_scale_options, gradient, jacobian_matrix, matrix_blocks
 from funcgrad.functional._core import basis, grad_or_none, jacobian_blocks, tangent, zeros_for
-from funcgrad.functional._passes import inside_transform, tracked
+from funcgrad.functional._passes import depends_beyond, inside_transform, tracked
 from funcgrad.ops import stack
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
@@ -73,10 +74,14 @@ def _refuse_traced(inputs: Sequence[Tensor], create_graph: bool) -> None:
     """Raise, as torch, for a call without ``create_graph`` on inputs a ``funcgrad.func`` transform traces: the
     result would be detached from them, and the transform would differentiate a constant (zeros)."""
     if not create_graph and inside_transform() and any(x.requires_grad or tangents_of(x) for x in inputs):
-        raise RuntimeError("funcgrad.functional's functions detach their result unless create_graph=True, so inside "
-                           "a funcgrad.func transform (grad, jacrev, jacfwd, hessian, vjp, jvp...) the transform would "
-                           "see a constant and give zeros. Pass create_graph=True, or use the funcgrad.func "
-                           "transforms themselves (e.g. func.hessian instead of functional.hessian).")
+        raise _traced_error()
+
+
+def _traced_error() -> RuntimeError:
+    return RuntimeError("funcgrad.functional's functions detach their result unless create_graph=True, so inside "
+                        "a funcgrad.func transform (grad, jacrev, jacfwd, hessian, vjp, jvp...) the transform would "
+                        "see a constant and give zeros. Pass create_graph=True, or use the funcgrad.func "
+                        "transforms themselves (e.g. func.hessian instead of functional.hessian).")
 
 
 def _prepare(inputs: tuple[Tensor, ...], create_graph: bool) -> tuple[Tensor, ...]:
@@ -107,11 +112,16 @@ def _vector(v: Any, refs: tuple[Tensor, ...], fn_name: str, of: str) -> tuple[Te
     return tuple(el.detach() for el in vs)
 
 
-def _call(func: Callable[..., Any], inputs: tuple[Tensor, ...], fn_name: str,
-          strict: bool) -> tuple[bool, tuple[Tensor, ...]]:
-    """Run ``func`` in grad mode; its outputs as a tuple, each required to need grad when ``strict``."""
+def _call(func: Callable[..., Any], inputs: tuple[Tensor, ...], fn_name: str, strict: bool,
+          create_graph: bool) -> tuple[bool, tuple[Tensor, ...]]:
+    """Run ``func`` in grad mode; its outputs as a tuple, each required to need grad when ``strict``. Without
+    ``create_graph`` inside a transform, outputs depending on a value the transform traces (that ``func`` closes
+    over) raise, as traced inputs do (``_refuse_traced``)."""
+    since = next_sequence_nr()
     with enable_grad():
         is_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", fn_name)
+    if not create_graph and inside_transform() and depends_beyond(outputs, inputs, since):
+        raise _traced_error()
     for i, out in enumerate(outputs):
         if strict and not out.requires_grad:
             _strict_check("outputs", i)
@@ -152,7 +162,7 @@ def vjp(func: Callable[..., Any], inputs: Tensors, v: Any = None, create_graph: 
     """
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
     xs = _prepare(inputs, create_graph)
-    is_outputs_tuple, outputs = _call(func, xs, "vjp", strict)
+    is_outputs_tuple, outputs = _call(func, xs, "vjp", strict, create_graph)
     vs = _vector(v, outputs, "vjp", "user-provided function returns")
     with enable_grad():
         grads = _fill(grad_or_none(outputs, xs, vs, create_graph), xs, strict, create_graph, "jacobian")
@@ -168,8 +178,9 @@ def _forward(func: Callable[..., Any], xs: tuple[Tensor, ...], tangents: Sequenc
     ``structured`` and without ``create_graph``, a batch of tangents is returned as the pass left it (it may
     be structured: ``jacobian_blocks`` makes it dense as it cuts it)."""
     with forward_ad.dual_level(record_tangents=create_graph):
+        # xs are the caller's own Tensors (_prepare): no dual views
         is_tuple, outputs = _call(func, tuple(forward_ad.set_tangent(x, t) for x, t in zip(xs, tangents)),
-                                  fn_name, strict)  # xs are the caller's own Tensors (_prepare): no dual views
+                                  fn_name, strict, create_graph)
         if structured and not create_graph:  # the outputs are detached by _finish: their tangent is dropped
             pairs = [forward_ad.UnpackedDualTensor(out, tangent_of(out, current())) for out in outputs]
         else:
@@ -308,7 +319,7 @@ def jacobian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = Fal
                                                              structured=True)
             mode: Literal["reverse", "forward"] = "forward"
         else:
-            is_outputs_tuple, outputs = _call(func, xs, "jacobian", strict)
+            is_outputs_tuple, outputs = _call(func, xs, "jacobian", strict, create_graph)
             with enable_grad():
                 batched = tuple(_jacobian_rows(outputs, xs, create_graph, strict, vectorize))
             mode = "reverse"
@@ -351,7 +362,7 @@ def hessian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = Fals
     def gradient_of_func(*xs: Tensor) -> Any:
         if outer_jacobian_strategy == "forward-mode":  # keep the duals: _prepare would detach them
             xs = tuple(x if x.requires_grad else x.requires_grad_() for x in xs)
-        _, grads = _gradient(func, xs, "hessian", strict, unused="jacobian",
+        _, grads = _gradient(func, xs, "hessian", strict, create_graph, unused="jacobian",
                              record=create_graph or outer_jacobian_strategy == "reverse-mode")
         return grads if is_inputs_tuple else grads[0]
 
@@ -392,9 +403,10 @@ def _blocked(func: Callable[..., Any], inputs: Tensors, create_graph: bool, vect
     return _unpack([_unpack([Tensor(b) for b in row], is_inputs_tuple) for row in blocks], is_outputs_tuple)
 
 
-def _single_scalar(func: Callable[..., Any], xs: tuple[Tensor, ...], fn_name: str, strict: bool) -> Tensor:
+def _single_scalar(func: Callable[..., Any], xs: tuple[Tensor, ...], fn_name: str, strict: bool,
+                   create_graph: bool) -> Tensor:
     """``func(*xs)``, checked to be a single one-element Tensor, as a 0-d Tensor."""
-    is_tuple, outputs = _call(func, xs, fn_name, strict)
+    is_tuple, outputs = _call(func, xs, fn_name, strict, create_graph)
     if is_tuple:
         raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
     if outputs[0].numel() != 1:
@@ -405,14 +417,14 @@ def _single_scalar(func: Callable[..., Any], xs: tuple[Tensor, ...], fn_name: st
 
 # ----- hvp / vhp -------------------------------------------------------------------------------
 
-def _gradient(func: Callable[..., Any], xs: tuple[Tensor, ...], fn_name: str, strict: bool,
+def _gradient(func: Callable[..., Any], xs: tuple[Tensor, ...], fn_name: str, strict: bool, create_graph: bool,
               unused: Literal["input", "jacobian"] = "input",
               record: bool = True) -> tuple[Tensor, tuple[Tensor, ...]]:
     """``(output, gradient)`` of a scalar function, the gradient recorded for reverse-mode differentiation
     if ``record`` (forward mode needs only its tangents, which flow without); with ``strict``, an input
     the output does not use raises the ``unused`` error (torch's hvp says "input", its hessian, whose
     inner Jacobian holds zeros there, "jacobian")."""
-    out = _single_scalar(func, xs, fn_name, strict)
+    out = _single_scalar(func, xs, fn_name, strict, create_graph)
     with enable_grad():
         grads = grad_or_none([out], xs, [None], create_graph=record)
     for i, g in enumerate(grads):
@@ -445,7 +457,7 @@ def vhp(func: Callable[..., Any], inputs: Tensors, v: Any = None, create_graph: 
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
     xs = _prepare(inputs, create_graph)
     vs = _vector(v, xs, "vhp", "input to the user-provided function")
-    out, grads = _gradient(func, xs, "vhp", strict)
+    out, grads = _gradient(func, xs, "vhp", strict, create_graph)
     with enable_grad() if create_graph else no_grad():
         result = _fill(grad_or_none(grads, xs, vs, create_graph), xs, strict, create_graph, "hessian")
     return _finish([out], create_graph)[0], _unpack(_finish(result, create_graph), is_inputs_tuple)
@@ -476,6 +488,6 @@ def hvp(func: Callable[..., Any], inputs: Tensors, v: Any = None, create_graph: 
     with forward_ad.dual_level(record_tangents=create_graph):
         # xs are this call's own Tensors (_prepare): they carry the tangents themselves, no dual views needed
         out, grads = _gradient(func, tuple(forward_ad.set_tangent(x, t) for x, t in zip(xs, vs)), "hvp", strict,
-                               record=create_graph)
+                               create_graph, record=create_graph)
         result = _fill([tangent(g) for g in grads], xs, strict, create_graph, "hessian")
     return _finish([out], create_graph)[0], _unpack(_finish(result, create_graph), is_inputs_tuple)
