@@ -144,7 +144,8 @@ def install() -> None:
     for name in ("add", "sub", "mul", "div", "pow", "clamp", "exp", "log", "sqrt", "neg", "abs", "sin", "cos",
                  "tanh", "sigmoid", "relu", "floor", "ceil", "round", "sign", "remainder", "reciprocal", "masked_fill",
                  "scatter", "scatter_add", "log1p", "expm1", "square", "rsqrt", "erf", "tan", "asin", "atan", "log2",
-                 "log10", "trunc", "sgn", "exp2"):
+                 "log10", "trunc", "sgn", "exp2", "lerp", "addcmul", "addcdiv", "nan_to_num", "logit", "xlogy", "frac",
+                 "fmod", "deg2rad", "rad2deg", "true_divide", "tril", "triu", "index_add", "index_fill"):
         setattr(Tensor, f"{name}_", _in_place(getattr(ops, name)))
     Tensor.fill_ = _in_place(ops.fill)  # type: ignore[attr-defined]
     Tensor.copy_ = _in_place(ops.copy)  # type: ignore[attr-defined]

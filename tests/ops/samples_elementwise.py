@@ -27,6 +27,11 @@ SAMPLES: dict[str, list[S]] = {
     "remainder": [S(A(4, lo=0.1, hi=0.9) + np.array([0.0, 1.0, 2.0, 3.0]), np.array(1.5))],
     "reciprocal": [S(P(3, 2))],
     "floor_divide": [S(A(3), P(3))],
+    "fmod": [S(np.array([-2.7, -0.4, 0.3, 1.6, 2.9]), np.array(1.3)),  # kinks where x / y is an integer
+             S(np.array([[2.5], [-1.25]]), np.array([0.7, -0.9, 1.1]))],
+    "frac": [S(np.array([-2.7, -0.4, 0.3, 1.6]))],
+    "xlogy": [S(np.array([[0.5, -1.2, 2.0], [1.1, 0.3, -0.7]]), np.array([0.6, 1.4, 2.2])),
+              S(np.array([0.0, 0.8]), np.array([1.5, 0.9])), S(1.5, np.array([0.5, 2.0]))],
     "exp": [S(A(3, 2))], "exp2": [S(A(3))], "expm1": [S(A(3))],
     "log": [S(P(3, 2))], "log2": [S(P(3))], "log10": [S(P(3))], "log1p": [S(P(3))],
     "sqrt": [S(P(3, 2))], "rsqrt": [S(P(3))], "square": [S(A(3, 2))],

@@ -47,6 +47,8 @@ pow       = defop("pow",       np.power,       x=R.pow_base_grad,     y=R.pow_ex
 remainder = defop("remainder", np.remainder,   x=lambda g: g,         y=lambda g, x, y: -g * F.floor_divide(x, y), jvp=ELEMENTWISE)
 reciprocal = defop("reciprocal", np.reciprocal, x=lambda g, out: g * -F.conj(F.square(out)), jvp=ELEMENTWISE)
 floor_divide = nondiff("floor_divide", np.floor_divide)  # integer-valued steps: no gradient, as torch
+fmod      = defop("fmod",      np.fmod,        x=lambda g: g,         y=lambda g, x, y: -g * F.trunc(x / y), jvp=ELEMENTWISE)
+frac      = defop("frac",      K.frac,         x=lambda g: g,         jvp=ELEMENTWISE)
 
 # ----- exponentials and logarithms ------------------------------------------------------------
 exp   = defop("exp",   np.exp,   x=lambda g, out: g * F.conj(out),      jvp=ELEMENTWISE)
@@ -59,6 +61,8 @@ log1p = defop("log1p", np.log1p, x=lambda g, x: g / F.conj(x + 1),      jvp=ELEM
 sqrt  = defop("sqrt",  np.sqrt,  x=lambda g, out: g / F.conj(2 * out),  jvp=ELEMENTWISE)
 rsqrt = defop("rsqrt", K.rsqrt,  x=lambda g, out: -0.5 * g * F.conj(out ** 3), jvp=ELEMENTWISE)
 square = defop("square", np.square, x=lambda g, x: 2 * g * F.conj(x),   jvp=ELEMENTWISE)
+xlogy = defop("xlogy", K.xlogy, x=lambda g, x, y: F.where((x == 0) & (y <= 0), 0.0, F.xlogy(g, y)),  # 0 where x = 0,
+                                 y=lambda g, x, y: g * x / y, jvp=ELEMENTWISE)                       # y <= 0, as torch
 logaddexp = defop("logaddexp", np.logaddexp, x=lambda g, x, y: g * F.sigmoid(x - y),  # = exp(x - out), 1 at x = inf
                                              y=lambda g, x, y: g * F.sigmoid(y - x), jvp=ELEMENTWISE)
 

@@ -1,0 +1,167 @@
+"""Sorting and order statistics, as torch: ``argsort`` (a table op without derivative) and, built on it with
+``take_along_dim``, ``sort``, ``msort``, ``topk``, ``kthvalue``, ``median``; and ``aminmax``, ``cummax``, ``cummin``.
+
+Each value's gradient goes back to the element it came from (the one at its index), as torch's; ``median`` over
+all elements shares the gradient among the elements equal to the median, as torch's. NaN counts as larger than
+every number (sorted last, first when descending), as torch.
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import Any
+
+import numpy as np
+
+import funcgrad.ops as F
+from funcgrad.core.tensor import Tensor
+from funcgrad.ops.registry import composite, nondiff
+
+__all__ = ["argsort", "sort", "msort", "topk", "kthvalue", "median", "aminmax", "cummax", "cummin"]
+
+_Sort = namedtuple("sort", ["values", "indices"])  # as torch.return_types.sort
+_Topk = namedtuple("topk", ["values", "indices"])
+_Kthvalue = namedtuple("kthvalue", ["values", "indices"])
+_Median = namedtuple("median", ["values", "indices"])
+_Aminmax = namedtuple("aminmax", ["min", "max"])
+_Cummax = namedtuple("cummax", ["values", "indices"])
+_Cummin = namedtuple("cummin", ["values", "indices"])
+
+
+def _argsort(x, dim=-1, descending=False, stable=False):
+    """Indices that sort ``x`` along ``dim``, ascending or ``descending``; equal values keep their order (so
+    ``stable`` holds either way), NaN counts as the largest value."""
+    a = np.atleast_1d(x)
+    if not descending:
+        order = np.argsort(a, axis=dim, kind="stable")
+    else:  # a stable ascending sort of the reversed values, reversed: equal values keep their order, NaN first
+        order = a.shape[dim] - 1 - np.flip(np.argsort(np.flip(a, dim), axis=dim, kind="stable"), dim)
+    return order.reshape(np.shape(x))
+
+
+argsort = nondiff("argsort", _argsort)
+
+
+def _data(a: Any) -> Any:
+    return a.data if isinstance(a, Tensor) else a
+
+
+def _size(x: Any, dim: int) -> int:
+    """The length of ``dim`` (1 for a 0-d input, whose dims are 0 and -1), with torch's error when out of range."""
+    shape = np.shape(_data(x))
+    n = max(len(shape), 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return shape[dim] if shape else 1
+
+
+def _first(indices: Any, dim: int, k: int) -> Any:
+    """The first ``k`` entries of ``indices`` along ``dim`` (a 0-d one as it is)."""
+    if np.ndim(_data(indices)) == 0:
+        return indices
+    return F.getitem(indices, (slice(None),) * (dim % np.ndim(_data(indices))) + (slice(0, k),))
+
+
+@composite
+def sort(x: Any, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+    """The values of ``x`` sorted along ``dim`` and the indices they came from, as torch.sort.
+
+    Example:
+        >>> import funcgrad as fg
+        >>> fg.sort(fg.tensor([3.0, 1.0, 2.0]))
+        sort(values=tensor([1., 2., 3.]), indices=tensor([1, 2, 0]))
+    """
+    _size(x, dim)
+    indices = argsort(x, dim, descending, stable)
+    return _Sort(F.take_along_dim(x, indices, dim), indices)
+
+
+@composite
+def msort(x: Any) -> Any:
+    """``x`` sorted along dim 0 (the values only), as torch.msort."""
+    return sort(x, 0).values
+
+
+@composite
+def topk(x: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:  # noqa: A002
+    """The ``k`` largest (``largest=False``: smallest) values along ``dim`` and their indices, as torch.topk."""
+    if not 0 <= k <= _size(x, dim):
+        raise RuntimeError("selected index k out of range")
+    indices = _first(argsort(x, dim, largest, True), dim, k)
+    return _Topk(F.take_along_dim(x, indices, dim), indices)
+
+
+def _kth(x: Any, k: int, dim: int, keepdim: bool, result: Any, nan_wins: bool = False) -> Any:
+    """The k-th smallest value (0-based) along ``dim`` and its index; with ``nan_wins``, NaN where a slice holds
+    one (at the first)."""
+    order = argsort(x, dim, False, True)
+    index = order if np.ndim(_data(order)) == 0 else F.getitem(
+        order, (slice(None),) * (dim % np.ndim(_data(order))) + (slice(k, k + 1),))
+    nan = F.isnan(x) if nan_wins else None
+    if nan_wins and np.any(_data(nan)):  # torch: the median of a slice with a NaN is NaN, at the first NaN
+        has_nan = F.sum(nan, dim, True) > 0
+        index = F.where(has_nan, F.argmax(nan, dim, True) if np.ndim(_data(x)) else 0, index)
+    values = F.take_along_dim(x, index, dim)
+    if not keepdim and np.ndim(_data(x)):
+        values, index = F.squeeze(values, dim), F.squeeze(index, dim)
+    return result(values, index)
+
+
+@composite
+def kthvalue(x: Any, k: int, dim: int = -1, keepdim: bool = False) -> Any:
+    """The ``k``-th smallest value (counting from 1) along ``dim`` and its index, as torch.kthvalue."""
+    if not 1 <= k <= _size(x, dim):
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
+    return _kth(x, k - 1, dim, keepdim, _Kthvalue)
+
+
+@composite
+def median(x: Any, dim: int | None = None, keepdim: bool = False) -> Any:
+    """The lower median (the smaller of the two middle values for an even count), as torch.median.
+
+    ``median(x)`` is the median of all elements, its gradient shared by the elements equal to it;
+    ``median(x, dim, keepdim=False)`` is ``(values, indices)`` along ``dim``, the gradient going to the index.
+    NaN if there is a NaN.
+    """
+    if dim is not None:
+        return _kth(x, (_size(x, dim) - 1) // 2, dim, keepdim, _Median, True)
+    flat = F.reshape(x, (-1,))
+    n = np.shape(_data(flat))[0]
+    if n == 0:
+        raise IndexError("median() input tensor cannot be empty")
+    value = _data(_kth(flat, (n - 1) // 2, 0, False, _Median, True).values)  # a constant: the gradient flows below
+    equal = np.isnan(_data(flat)) if np.isnan(value) else _data(flat) == value
+    # value + sum over the equal elements of (x - value) / count: exactly the value, and d/dx = 1 / count there
+    spread = F.div(F.sum(F.where(equal, F.sub(flat, value), 0.0)), int(np.sum(equal)))
+    return F.add(spread, value)
+
+
+@composite
+def aminmax(x: Any, *, dim: int | None = None, keepdim: bool = False) -> Any:
+    """``(amin(x, dim), amax(x, dim))`` as the named tuple ``(min, max)``, as torch.aminmax."""
+    return _Aminmax(F.amin(x, dim, keepdim), F.amax(x, dim, keepdim))
+
+
+def _cumulative(x: Any, dim: int, running: Any, result: Any) -> Any:
+    """Running extremes along ``dim`` and the index each came from: the last element equal to it (torch's choice
+    on ties), or the last NaN once one has been seen."""
+    _size(x, dim)
+    a = np.atleast_1d(_data(x))
+    d = dim % a.ndim
+    extremes = running.accumulate(a, axis=d)
+    positions = np.arange(a.shape[d]).reshape([-1 if i == d else 1 for i in range(a.ndim)])
+    hits = (a == extremes) | (np.isnan(a) if a.dtype.kind in "fc" else False)
+    index = np.maximum.accumulate(np.where(hits, positions, 0), axis=d).reshape(np.shape(_data(x)))
+    indices = Tensor(index) if isinstance(x, Tensor) else index
+    return result(F.take_along_dim(x, indices, dim), indices)
+
+
+@composite
+def cummax(x: Any, dim: int) -> Any:
+    """The running maximum along ``dim`` and its indices, as torch.cummax (the gradient goes to the index)."""
+    return _cumulative(x, dim, np.maximum, _Cummax)
+
+
+@composite
+def cummin(x: Any, dim: int) -> Any:
+    """The running minimum along ``dim`` and its indices, as torch.cummin."""
+    return _cumulative(x, dim, np.minimum, _Cummin)
