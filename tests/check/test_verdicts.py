@@ -291,5 +291,6 @@ def test_complex_bugs_are_diagnosed_and_coordinates_explained(text: str) -> None
     verdict = gradcheck(Square.apply, (z,), three_valued=True, raise_exception=False)
     assert verdict.status == "fail" and verdict.diagnosis[0].startswith(f"output 0 w.r.t. input 0: {text}")
     assert "a complex tensor's last coordinate is 0 for the real part, 1 for the imaginary part" in str(verdict)
-    with pytest.raises(GradcheckError, match="1 for the imaginary part"):
+    with pytest.raises(GradcheckError, match="1 for the imaginary part") as info:
         gradcheck(Square.apply, (z,))
+    assert f"likely causes:\n  - {text}" in str(info.value)
