@@ -4,6 +4,7 @@ Each function takes Tensors, arrays or scalars: given a Tensor it returns a Tens
 node when needed); given only arrays it returns the NumPy result. Importing this package also
 installs the Tensor methods and the engine's gradient space (``funcgrad.ops.install``).
 """
+from funcgrad.ops.aliases import *  # noqa: F403
 from funcgrad.ops.compositions import *  # noqa: F403
 from funcgrad.ops.derivatives.elementwise import *  # noqa: F403
 from funcgrad.ops.derivatives.indexing import *  # noqa: F403

@@ -255,6 +255,11 @@ def xlogy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return sp.xlogy(x, y)
 
 
+def erfinv(x: np.ndarray) -> np.ndarray:
+    """The inverse of erf on (-1, 1) (SciPy's, named here as ``xlogy``)."""
+    return sp.erfinv(x)
+
+
 def frac(x: np.ndarray) -> np.ndarray:
     """The fractional part ``x - trunc(x)``, with x's sign (torch's ``frac``; floats only)."""
     if np.asarray(x).dtype.kind != "f":

@@ -342,3 +342,99 @@ def test_logcumsumexp_matches_a_running_logaddexp_and_its_last_entry_is_logsumex
     out = fg.logcumsumexp(fg.tensor(a), 0).data
     np.testing.assert_allclose(out[-1], fg.logsumexp(fg.tensor(a), 0).data, rtol=1e-12, atol=1e-12)
     assert np.all(np.diff(out) >= 0)
+
+
+# ----- shape-changing in-place forms ----------------------------------------------------------------------------
+RESTRIDES = {
+    "t_": (lambda t: t.t_(), lambda t: t.t()),
+    "transpose_": (lambda t: t.transpose_(0, 1), lambda t: t.transpose(0, 1)),
+    "swapdims_": (lambda t: t.swapdims_(1, 0), lambda t: t.transpose(1, 0)),
+    "squeeze_": (lambda t: t.unsqueeze_(1).squeeze_(1), lambda t: t),
+    "unsqueeze_": (lambda t: t.unsqueeze_(-1), lambda t: t.unsqueeze(-1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RESTRIDES))
+def test_shape_changing_in_place_forms_share_memory_bump_the_version_and_differentiate(name: str) -> None:
+    in_place, function = RESTRIDES[name]
+    x = fg.tensor(_DISTINCT[:2, :3].copy(), requires_grad=True)
+    t = x * 1
+    memory, version = t.data, t._version
+    assert in_place(t) is t
+    assert t._version > version and np.shares_memory(t.data, memory)
+    expected = function(x * 1)
+    assert t.shape == expected.shape
+    np.testing.assert_array_equal(t.data, expected.data)
+    w = fg.tensor(_rng.uniform(-1.0, 1.0, t.shape))
+    (g,) = fg.autograd.grad((t * w).sum(), x)
+    (g_expected,) = fg.autograd.grad((expected * w).sum(), x)
+    np.testing.assert_array_equal(g.data, g_expected.data)
+
+
+def test_views_made_before_a_transpose_in_place_keep_their_elements() -> None:
+    x = fg.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    y = x * 1
+    row = y[0]
+    y.t_()
+    y.mul_(fg.tensor([[1.0], [2.0], [3.0]]))  # the base written in place: the row's history is rebuilt from it
+    np.testing.assert_array_equal(row.data, [1.0, 4.0, 9.0])
+    (g,) = fg.autograd.grad(row.sum(), x)
+    np.testing.assert_array_equal(g.data, [[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
+    leaf = fg.ones(2, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        leaf.t_()
+
+
+# ----- aliases and one-op functions ---------------------------------------------------------------------------------
+def test_aliases_are_the_ops_themselves() -> None:
+    assert fg.absolute is fg.abs and fg.arccos is fg.acos and fg.multiply is fg.mul and fg.concat is fg.cat
+    x = fg.tensor([-1.0, 0.5])
+    np.testing.assert_array_equal(x.negative().data, [1.0, -0.5])
+    assert x.greater(0).tolist() == [False, True]
+
+
+ALIAS_CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
+    "clamp_min": (lambda a: a.clamp_min(0.1), (fg.tensor([-0.5, 0.4, 1.2], requires_grad=True),)),
+    "clamp_max": (lambda a: fg.clamp_max(a, 0.1), (fg.tensor([-0.5, 0.4, 1.2], requires_grad=True),)),
+    "subtract": (lambda a, b: fg.subtract(a, b, alpha=2), (_leaf(3), _leaf(2, 3))),
+    "addmm": (lambda a, b, c: fg.addmm(a, b, c, beta=0.5, alpha=-2), (_leaf(3), _leaf(2, 4), _leaf(4, 3))),
+    "addmm_beta0": (lambda a, b, c: a.addmm(b, c, beta=0), (_leaf(2, 3), _leaf(2, 4), _leaf(4, 3))),
+    "addmv": (fg.addmv, (_leaf(2), _leaf(2, 3), _leaf(3))),
+    "addr": (lambda a, b, c: fg.addr(a, b, c, alpha=3), (_leaf(2, 3), _leaf(2), _leaf(3))),
+    "addbmm": (fg.addbmm, (_leaf(2, 3), _leaf(4, 2, 5), _leaf(4, 5, 3))),
+    "baddbmm": (lambda a, b, c: a.baddbmm(b, c, beta=2), (_leaf(4, 2, 3), _leaf(4, 2, 5), _leaf(4, 5, 3))),
+    "mv": (fg.mv, (_leaf(2, 3), _leaf(3))),
+    "reshape_as": (lambda a: a.reshape_as(fg.ones(3, 2)), (_leaf(2, 3),)),
+    "masked_select": (lambda a: a.masked_select(fg.tensor([True, False, True])), (_leaf(2, 3),)),
+    "copysign": (lambda a: fg.copysign(a, fg.tensor([-1.0, 0.0, -0.0])), (_leaf(2, 3),)),
+    "ravel": (lambda a: fg.ravel(a.t()), (_leaf(2, 3),)),
+    "erfinv": (fg.erfinv, (_leaf(4, lo=-0.9, hi=0.9),)),
+    "sinc": (fg.sinc, (fg.tensor([-1.3, 0.0, 0.2, 2.6], requires_grad=True),)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ALIAS_CASES))
+def test_one_op_functions_first_and_second_derivatives(name: str) -> None:
+    fn, inputs = ALIAS_CASES[name]
+    assert gradcheck(fn, inputs)
+    assert gradgradcheck(fn, inputs)
+
+
+def test_one_op_function_values() -> None:
+    x = fg.tensor([[1.0, -2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(fg.divide(fg.tensor([7, -7]), 2, rounding_mode="trunc").data, [3, -3])
+    np.testing.assert_array_equal(fg.divide(fg.tensor([7.0, -7.0]), 2, rounding_mode="floor").data, [3.0, -4.0])
+    with pytest.raises(RuntimeError, match="rounding_mode"):
+        fg.divide(x, 2, rounding_mode="round")
+    assert fg.nonzero(x > 1.5).tolist() == [[1, 0], [1, 1]]
+    assert [i.tolist() for i in fg.nonzero(x > 1.5, as_tuple=True)] == [[1, 1], [0, 1]]
+    assert fg.argwhere(x < 0).tolist() == [[0, 1]]
+    assert fg.signbit(fg.tensor([-0.0, 0.0, -1.0])).tolist() == [True, False, True]
+    assert fg.isposinf(fg.tensor([np.inf, -np.inf])).tolist() == [True, False]
+    assert fg.isneginf(fg.tensor([np.inf, -np.inf])).tolist() == [False, True]
+    np.testing.assert_allclose(fg.erfinv(fg.erf(x)).data, x.data, atol=1e-6)
+    np.testing.assert_allclose(fg.logaddexp2(fg.tensor([3.0]), fg.tensor([3.0])).data, [4.0])
+    assert fg.sinc(fg.tensor([0.0])).item() == 1.0
+    assert fg.t(fg.ones(2, 3)).shape == (3, 2)
+    with pytest.raises(RuntimeError, match="vector \\+ matrix @ vector expected"):
+        fg.mv(x, x)

@@ -35,7 +35,7 @@ from funcgrad.ops import formulas as R
 from funcgrad.ops import kernels as K
 from funcgrad.ops.registry import ELEMENTWISE, LINEAR, NONDIFF, allow_complex, composite, defop, nondiff
 
-LN2, LN10, TWO_OVER_SQRT_PI = math.log(2.0), math.log(10.0), 2.0 / math.sqrt(math.pi)
+LN2, LN10, SQRT_PI, TWO_OVER_SQRT_PI = math.log(2.0), math.log(10.0), math.sqrt(math.pi), 2.0 / math.sqrt(math.pi)
 
 # ----- arithmetic -----------------------------------------------------------------------------
 add       = defop("add",       np.add,         x=lambda g: g,         y=lambda g: g,  jvp=ELEMENTWISE)
@@ -65,6 +65,8 @@ xlogy = defop("xlogy", K.xlogy, x=lambda g, x, y: F.where((x == 0) & (y <= 0), 0
                                  y=lambda g, x, y: g * x / y, jvp=ELEMENTWISE)                       # y <= 0, as torch
 logaddexp = defop("logaddexp", np.logaddexp, x=lambda g, x, y: g * F.sigmoid(x - y),  # = exp(x - out), 1 at x = inf
                                              y=lambda g, x, y: g * F.sigmoid(y - x), jvp=ELEMENTWISE)
+logaddexp2 = defop("logaddexp2", np.logaddexp2, x=lambda g, x, y: g * F.sigmoid((x - y) * LN2),
+                                                y=lambda g, x, y: g * F.sigmoid((y - x) * LN2), jvp=ELEMENTWISE)
 
 # ----- trigonometric and hyperbolic -----------------------------------------------------------
 sin   = defop("sin",   np.sin,     x=R.Scaled(lambda x: F.cos(x)),                      jvp=ELEMENTWISE)
@@ -165,6 +167,8 @@ erf     = defop("erf",     sp.erf,     x=lambda g, x: g * TWO_OVER_SQRT_PI * F.e
 erfc    = defop("erfc",    sp.erfc,    x=lambda g, x: -g * TWO_OVER_SQRT_PI * F.exp(-x * x), jvp=ELEMENTWISE)
 lgamma  = defop("lgamma",  sp.gammaln, x=lambda g, x: g * F.digamma(x),                      jvp=ELEMENTWISE)
 digamma = defop("digamma", sp.digamma, x=lambda g, x: g * F.polygamma(1, x),                 jvp=ELEMENTWISE)
+erfinv  = defop("erfinv",  K.erfinv,  x=lambda g, out: g * (0.5 * SQRT_PI) * F.exp(F.square(out)),   jvp=ELEMENTWISE)
+sinc    = defop("sinc",    np.sinc,    x=R.sinc_grad,                                            jvp=ELEMENTWISE)  # 0 at 0, as torch
 polygamma = defop("polygamma", K.polygamma, x=lambda g, n, x: g * F.polygamma(n + 1, x),     jvp=ELEMENTWISE)
 
 # ----- copying and overwriting (the functional forms of fill_ and copy_) --------------------------------
