@@ -329,8 +329,11 @@ class Sink(Node):
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, sequence_nr: int) -> None:
+        # (Node's fields set here: a leaf's first use in a graph makes one, so this is on the recording path)
+        self._edges = self._saved = self._versions = ()
+        self._hooks = None
+        self.sequence_nr = sequence_nr
         _LIVE_SINKS.append(None)
 
     def __del__(self, _forget: Callable[[], None] = _LIVE_SINKS.pop) -> None:
@@ -350,10 +353,9 @@ class AccumulateGrad(Sink):
     _name = "AccumulateGrad"
 
     def __init__(self, variable: Tensor) -> None:
-        super().__init__()
         # created lazily, possibly after its consumers: as a sink it simply runs last (numbered -1, -2, ...:
         # distinct, so the engine's heap never compares two nodes)
-        self.sequence_nr = next_sink_nr()
+        super().__init__(next_sink_nr())
         self.variable = variable
 
     def apply(self, grad_outputs: list[Any], as_tensors: bool) -> Sequence[Any]:

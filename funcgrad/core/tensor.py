@@ -169,7 +169,7 @@ class Tensor:
         return (self._accumulator(), 0)
 
     def _accumulator(self) -> AccumulateGrad:
-        extra = self._get_extra()
+        extra = self._extra or self._get_extra()
         node = extra.acc() if extra.acc is not None else None
         if node is None:
             node = graph.AccumulateGrad(self)

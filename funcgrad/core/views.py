@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.core.grad_mode import STATE
-from funcgrad.core.graph import Node, Sink
+from funcgrad.core.graph import Node, Sink, next_sequence_nr
 
 __all__ = ["CreationMeta", "mark_view", "refresh_views", "set_history", "check_inplace_on_view", "rebase_error"]
 
@@ -169,7 +169,7 @@ class _InvalidView(Sink):
     _name = "Invalid"  # as torch's repr of such a view
 
     def __init__(self, error: RuntimeError) -> None:
-        super().__init__()
+        super().__init__(next_sequence_nr())
         self.error = error
 
     def apply(self, grad_outputs: list[Any], as_tensors: bool) -> tuple[Any, ...]:
