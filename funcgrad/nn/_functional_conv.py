@@ -166,7 +166,8 @@ def max_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
 def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
                ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """2-D max pooling, as torch: the largest element of each window (stride defaults to the kernel size;
-    padding counts as -inf); with ``return_indices`` also each maximum's flat index into H * W."""
+    padding counts as -inf); with ``return_indices`` also each maximum's flat index into H * W (-1 for a dilated
+    window that holds padding only: its value is -inf and it passes no gradient)."""
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2)
 
 

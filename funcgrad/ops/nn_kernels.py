@@ -403,18 +403,28 @@ def max_pool(x: np.ndarray, kernel_size: Ints, stride: Ints, padding: Ints, dila
     shift = np.array([np.dot(np.multiply(offset, dilation), place) for offset, _ in views], np.int64)
     index = shift[winner]  # (np.take would be slower here)
     index += sum(start * step for start, step in zip(starts, place))  # + each window's offset 0
+    # a dilated window that starts in the left padding can step over the whole input: no element, value -inf, index
+    # -1 (torch's index there names an element outside the window, often of the next row, which got its gradient)
+    empty = sum(start - np.minimum(start, 0) // d * d >= n for start, d, n in zip(starts, dilation, size))
+    np.copyto(index, -1, where=empty > 0)
     return best, index
 
 
 def max_unpool(x: np.ndarray, indices: np.ndarray, output_size: Ints) -> np.ndarray:
     """Each element of ``x`` added into zeros of spatial size ``output_size`` at its flat spatial index
-    (where max pooling found it); elements sharing an index add up (the adjoint of the gather)."""
+    (where max pooling found it; -1, a window without elements, adds nowhere); elements sharing an index add up
+    (the adjoint of the gather)."""
     nd = len(output_size)
     width = math.prod(output_size)
     lead = tuple(np.shape(x)[: np.ndim(x) - nd])
     rows = math.prod(lead)
-    index = np.broadcast_to(indices, np.shape(x)).reshape(rows, -1) + (np.arange(rows) * width)[:, None]
-    out = np.bincount(index.ravel(), weights=np.reshape(x, -1), minlength=rows * width)
+    indices = np.broadcast_to(indices, np.shape(x)).reshape(rows, -1)
+    index = indices + (np.arange(rows) * width)[:, None]
+    weights = np.reshape(x, -1)
+    if indices.size and indices.min() < 0:
+        kept = indices.ravel() >= 0
+        index, weights = index.ravel()[kept], weights[kept]
+    out = np.bincount(index.ravel(), weights=weights, minlength=rows * width)
     return out.reshape(lead + tuple(output_size)).astype(np.result_type(x), copy=False)
 
 

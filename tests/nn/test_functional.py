@@ -92,6 +92,21 @@ def test_max_pool1d_ties() -> None:
     np.testing.assert_array_equal(x.grad.data, [[[1.0, 0.0, 0.0, 1.0]]])  # the first maximum takes g, as torch
 
 
+def test_max_pool_window_without_elements_is_constant() -> None:
+    """Positions -1 and 1 of a width-1 input (padding 1, dilation 2): the window holds only padding, so its value is
+    -inf and no element gets its gradient. The index named position 1, the next row's element, which took g (torch
+    does so too), or crashed the backward pass at the last row."""
+    x = fg.tensor(np.arange(6.0).reshape(1, 1, 3, 2)[..., :1], requires_grad=True)  # (1, 1, 3, 1)
+    values, indices = F.max_pool2d(x, (1, 2), 1, (0, 1), (1, 2), return_indices=True)
+    np.testing.assert_array_equal(values.data, np.full((1, 1, 3, 1), -np.inf))
+    np.testing.assert_array_equal(indices.data, np.full((1, 1, 3, 1), -1))
+    (values.clamp(min=0.0) + F.max_pool2d(x, (1, 2), 1, (0, 1), (1, 2))).clamp(min=-1.0).sum().backward()
+    np.testing.assert_array_equal(x.grad.data, np.zeros((1, 1, 3, 1)))
+    y = fg.tensor(np.arange(4.0).reshape(4, 1), requires_grad=True)
+    assert gradcheck(lambda a: F.max_pool1d(a, 2, 1, 1, 2).clamp(min=-1.0), (y,), check_forward_ad=True)
+    assert gradgradcheck(lambda a: F.max_pool1d(a, 2, 1, 1, 2).clamp(min=-1.0), (y,))
+
+
 @needs_torch
 @pytest.mark.parametrize("kwargs", [{}, {"stride": 1}, {"padding": 1}, {"padding": 1, "count_include_pad": False},
                                     {"ceil_mode": True}, {"ceil_mode": True, "padding": 1, "count_include_pad": False},

@@ -239,12 +239,14 @@ def weight_jvp(input: Any, grad_output: Any, kernel_size: Any, stride: Any, padd
 
 
 def gather_spatial(a: Any, indices: Any, nd: int) -> Any:
-    """a[..., index] over the flattened trailing ``nd`` dims: (*batch, N, C, *L) -> (*batch, N, C, *indices' spatial)."""
+    """a[..., index] over the flattened trailing ``nd`` dims: (*batch, N, C, *L) -> (*batch, N, C, *indices' spatial);
+    0 where the index is -1 (a pooling window without elements)."""
     lead = tuple(np.shape(a)[: np.ndim(a) - nd])
     spatial = tuple(np.shape(indices)[-nd:])
     index = R.owned(indices)  # integer: never part of a graph
     index = np.broadcast_to(index.reshape(index.shape[:-nd] + (-1,)), lead + (int(np.prod(spatial)),))
-    return F.reshape(F.take_along_dim(F.reshape(a, lead + (-1,)), index, -1), lead + spatial)
+    picked = F.reshape(F.take_along_dim(F.reshape(a, lead + (-1,)), np.maximum(index, 0), -1), lead + spatial)
+    return picked if index.size == 0 or index.min() >= 0 else picked * (np.reshape(index, lead + spatial) >= 0)
 
 
 def avg_pool_grad(g: Any, x_shape: tuple[int, ...], kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
