@@ -29,13 +29,17 @@ class Block:
         x: the input's values, flat.
         in_shape: the input's shape.
         others: other inputs' numerical blocks for the same output, by name.
+        complex_input, complex_output: the input or the output is complex (columns or rows in (real, imaginary)
+            pairs).
     """
 
     def __init__(self, output: str, input: str, analytical: np.ndarray, numerical: np.ndarray, failed: np.ndarray,
-                 x: np.ndarray, in_shape: tuple[int, ...], others: dict[str, np.ndarray]) -> None:
+                 x: np.ndarray, in_shape: tuple[int, ...], others: dict[str, np.ndarray], complex_input: bool = False,
+                 complex_output: bool = False) -> None:
         self.output, self.input = output, input
         self.analytical, self.numerical, self.failed = analytical, numerical, failed
         self.x, self.in_shape, self.others = x, in_shape, others
+        self.complex_input, self.complex_output = complex_input, complex_output
 
 
 def _close(a: np.ndarray, b: np.ndarray) -> bool:
@@ -75,6 +79,27 @@ def _ratio(b: Block) -> str | None:
         return "wrong sign: analytical = -numerical"
     named = [text for factor, text in _FACTORS.items() if abs(r - factor) < _CLOSE * factor]
     return named[0] if named else f"a wrong constant factor: analytical = {r:.4g} x numerical"
+
+
+def _conjugated(b: Block) -> str | None:
+    """The sign of the imaginary parts is wrong: of the returned gradient (its columns for imaginary input parts) or
+    of grad_output (the rows for imaginary output parts); or each element's 2x2 block is transposed (a holomorphic
+    rule without its conj)."""
+    num, ana = b.numerical, b.analytical
+    if np.isnan(num).any() or _close(ana, num):
+        return None
+    if b.complex_input and _close(ana, num * np.tile([1.0, -1.0], num.shape[1] // 2)):
+        return (f"conjugated: the gradient of {b.input} has imaginary parts of the wrong sign (a conj() too many or "
+                "too few on what backward returns)")
+    if b.complex_output and _close(ana, num * np.tile([1.0, -1.0], num.shape[0] // 2)[:, None]):
+        return (f"conjugated grad_output: the rows for the imaginary part of {b.output} have the wrong sign (the "
+                "backward uses conj(grad_output))")
+    if b.complex_input and b.complex_output and num.shape[0] == num.shape[1]:
+        n = num.shape[0] // 2
+        pairs = num.reshape(n, 2, n, 2).transpose(0, 3, 2, 1).reshape(num.shape)  # each 2x2 block transposed
+        if _close(ana, pairs):
+            return "a missing conj(): grad * f'(z) instead of grad * conj(f'(z)) (each element's 2x2 block transposed)"
+    return None
 
 
 def _transposed(b: Block) -> str | None:
@@ -149,8 +174,8 @@ def _region(b: Block) -> str | None:
     return None
 
 
-_PATTERNS: Sequence[Callable[[Block], str | None]] = (_wrong_input, _transposed, _ignores_grad_output, _broadcast,
-                                                      _ratio, _region)
+_PATTERNS: Sequence[Callable[[Block], str | None]] = (_conjugated, _wrong_input, _transposed, _ignores_grad_output,
+                                                      _broadcast, _ratio, _region)
 
 
 def diagnose(blocks: Sequence[Block]) -> list[str]:

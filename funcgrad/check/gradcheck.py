@@ -75,7 +75,8 @@ class _Run:
     def slow(self) -> None:
         """Compare every Jacobian block, then check reentrancy."""
         analytical, second = self.analytical()
-        out_shapes = [real_shape(o) for o in tensor_outputs(self.func, self.inputs)]
+        outputs = tensor_outputs(self.func, self.inputs)
+        out_shapes = [real_shape(o) for o in outputs]
         for pos, i in enumerate(self.indices):
             numerical, errors = jacobian_fd(self.func, self.inputs, i, self.opts.eps, self.opts.progress)
             for j, (num, err) in enumerate(zip(numerical, errors)):
@@ -88,7 +89,8 @@ class _Run:
                 jumps = self.suspects.kinks(i, j, columns)
                 m = Mismatch(self.opts.output_label(j), self.opts.input_label(i), num, ana, allowed,
                              out_shapes[j], real_shape(self.inputs[i]),
-                             self.suspects.causes(i, j, num, ana, second[j][pos], jumps))
+                             self.suspects.causes(i, j, num, ana, second[j][pos], jumps),
+                             "c" in outputs[j].dtype.kind + self.inputs[i].dtype.kind)
                 kink = len(jumps) == min(len(columns), KINK_COLUMNS)
                 raise self.fail("kink" if kink else "jacobian", format_mismatch(
                     m, f"{self.opts.order.capitalize()}Input near a kink" if kink
@@ -119,15 +121,17 @@ class _Run:
     def forward_mode(self, against_reverse: bool) -> None:
         """Forward mode's Jacobians against finite differences and, if checked too, reverse mode's."""
         reverse = self.analytical()[0] if against_reverse else None
-        out_shapes = [real_shape(o) for o in tensor_outputs(self.func, self.inputs)]
+        outputs = tensor_outputs(self.func, self.inputs)
+        out_shapes = [real_shape(o) for o in outputs]
         for pos, i in enumerate(self.indices):
             numerical, errors = jacobian_fd(self.func, self.inputs, i, self.opts.eps, self.opts.progress)
             for j, (num, err, fwd) in enumerate(zip(numerical, errors, forward_jacobian(self.func, self.inputs, i))):
                 allowed = self.opts.atol + self.opts.rtol * np.abs(num) + err
                 if not np.all(np.abs(fwd - num) <= allowed):
+                    complex_parts = "c" in outputs[j].dtype.kind + self.inputs[i].dtype.kind
                     raise self.fail("forward AD", format_mismatch(Mismatch(
                         self.opts.output_label(j), self.opts.input_label(i), num, fwd, allowed, out_shapes[j],
-                        real_shape(self.inputs[i])), "Forward-mode Jacobian (JVP) mismatch"), j, i)
+                        real_shape(self.inputs[i]), [], complex_parts), "Forward-mode Jacobian (JVP) mismatch"), j, i)
                 if reverse is not None and not np.allclose(fwd, reverse[j][pos], self.opts.rtol, self.opts.atol):
                     raise self.fail("forward AD", f"Forward and reverse mode disagree for {self.opts.output_label(j)} "
                                     f"w.r.t. {self.opts.input_label(i)} (max difference "
@@ -323,7 +327,7 @@ def _problem(run: _Run) -> Problem:
         return first
 
     return Problem(run.func, run.inputs, run.indices, jacobians, projections, [real_shape(o) for o in outputs],
-                   run.opts.output_label, run.opts.input_label)
+                   run.opts.output_label, run.opts.input_label, [o.dtype.kind == "c" for o in outputs])
 
 
 def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: Step = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,

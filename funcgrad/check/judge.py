@@ -30,7 +30,7 @@ import numpy as np
 
 from funcgrad.autograd import no_grad
 from funcgrad.check.diagnosis import Block, diagnose
-from funcgrad.check.numerical import Cells, perturbable, real_shape, real_view
+from funcgrad.check.numerical import COMPLEX_COORDINATES, Cells, perturbable, real_shape, real_view
 from funcgrad.check.steps import Estimate, Shift, derivative, finest, first_step, kink, slopes
 from funcgrad.check.verdict import FAIL, INCONCLUSIVE, PASS, Element, Verdict
 from funcgrad.core.tensor import Tensor
@@ -54,7 +54,7 @@ class Problem:
 
     Autograd's side comes on demand, each checked for reentrancy (a ``GradcheckError`` otherwise): ``jacobians()``
     gives the Jacobians ``[j][pos]``, ``projections(v)`` the products ``v @ J`` [pos] (k, in size) for covectors
-    ``v`` (k, the real sizes of all outputs, concatenated)."""
+    ``v`` (k, the real sizes of all outputs, concatenated). ``complex_outputs``: which outputs are complex."""
 
     func: Callable[..., Any]
     inputs: Sequence[Any]
@@ -64,6 +64,7 @@ class Problem:
     out_shapes: list[tuple[int, ...]]
     output_label: Callable[[int], str]
     input_label: Callable[[int], str]
+    complex_outputs: Sequence[bool] = ()
 
     def values(self) -> np.ndarray:
         """Every checked output, flattened into one float64 vector, without graph recording."""
@@ -401,15 +402,18 @@ class _Judge:
                           if p2 != pos and self.numerical[p2].shape == self.numerical[pos].shape}
                 found.append(Block(self.p.output_label(j), self.p.input_label(i), ana[rows],
                                    self.numerical[pos][rows], self.failed[pos][rows],
-                                   real_view(x.data), real_shape(x), others))
+                                   real_view(x.data), real_shape(x), others, x.dtype.kind == "c",
+                                   j < len(self.p.complex_outputs) and self.p.complex_outputs[j]))
         return found
 
     def verdict(self, subject: str, reasons: list[str]) -> Verdict:
         statuses = {e.status for e in self.elements}
         status = FAIL if FAIL in statuses else INCONCLUSIVE if statuses or reasons else PASS
         worst = sorted(self.elements, key=lambda e: (e.status != FAIL, -abs(e.analytical - e.numerical)))
-        return Verdict(status, subject, worst, list(reasons), diagnose(self.blocks()) if status == FAIL else [],
-                       self.checked)
+        complex_parts = any(self.p.complex_outputs) or any(self.p.inputs[i].dtype.kind == "c" for i in self.p.indices)
+        notes = [COMPLEX_COORDINATES] if worst and complex_parts else []
+        return Verdict(status, subject, worst, list(reasons) + notes,
+                       diagnose(self.blocks()) if status == FAIL else [], self.checked)
 
 
 def _nondeterminism(problem: Problem) -> str | None:

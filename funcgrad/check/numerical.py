@@ -18,9 +18,11 @@ from funcgrad.core.tensor import Tensor
 from funcgrad.functional._blocks import Progress
 
 __all__ = ["Step", "evaluate", "jacobian_fd", "jvp_fd", "derivative_jumps", "auto_step", "real_view", "real_shape",
-           "Cells", "perturbable"]
+           "Cells", "perturbable", "COMPLEX_COORDINATES"]
 
 Step = float | str
+COMPLEX_COORDINATES = ("complex values are compared as (real, imaginary) pairs: a complex tensor's last coordinate "
+                       "is 0 for the real part, 1 for the imaginary part")  # (reports say so when one is complex)
 _Shifted = Callable[[float], list[np.ndarray]]
 
 

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.check.numerical import COMPLEX_COORDINATES
+
 __all__ = ["GradcheckError", "Mismatch", "format_mismatch"]
 
 _SHOW_FULL = 36  # Jacobians with at most this many elements are printed whole
@@ -50,6 +52,7 @@ class Mismatch:
         allowed: the per-element tolerance.
         out_shape, in_shape: to turn flat indices into coordinates.
         causes: likely causes, most likely first.
+        complex_parts: the output or the input is complex (compared as real and imaginary parts).
     """
 
     output_label: str
@@ -60,6 +63,7 @@ class Mismatch:
     out_shape: tuple[int, ...]
     in_shape: tuple[int, ...]
     causes: list[str] = field(default_factory=list)
+    complex_parts: bool = False
 
     @property
     def violations(self) -> np.ndarray:
@@ -97,7 +101,8 @@ def format_mismatch(m: Mismatch, title: str = "Jacobian mismatch") -> str:
     """
     bad = m.violations
     lines = [f"{title} for {m.output_label} with respect to {m.input_label}: {int(bad.sum())} of {bad.size} "
-             "elements are outside the tolerance.", "worst elements:", *_worst_lines(m)]
+             "elements are outside the tolerance.", *([COMPLEX_COORDINATES + "."] if m.complex_parts else []),
+             "worst elements:", *_worst_lines(m)]
     if m.numerical.size <= _SHOW_FULL:
         with np.printoptions(precision=6, linewidth=110, suppress=True):
             lines += [f"numerical Jacobian:\n{m.numerical}", f"analytical Jacobian:\n{m.analytical}"]

@@ -264,3 +264,32 @@ def test_nan_derivatives_outside_the_domain_are_no_reentrancy_failure() -> None:
     with pytest.raises(GradcheckError) as info:
         gradcheck(fg.sqrt, (x,), check_undefined_grad=False)
     assert info.value.check == "jacobian"  # NaN is no match, as torch
+
+
+_COMPLEX_BUGS = {  # the backward of z * z (right: g * conj(2 z)) and what the diagnosis must say
+    "a missing conj()": lambda g, z: g * 2 * z,
+    "conjugated: the gradient of input 0": lambda g, z: fg.conj(g * fg.conj(2 * z)),
+    "conjugated grad_output": lambda g, z: fg.conj(g) * fg.conj(2 * z),
+}
+
+
+@pytest.mark.parametrize("text", list(_COMPLEX_BUGS))
+def test_complex_bugs_are_diagnosed_and_coordinates_explained(text: str) -> None:
+    # they were "transposed" and "wrong sign: analytical = -numerical", with coordinates (0, 1) unexplained
+    class Square(Function):
+        @staticmethod
+        def forward(ctx, z):
+            ctx.save_for_backward(z)
+            return z * z
+
+        @staticmethod
+        def backward(ctx, g):
+            (z,) = ctx.saved_tensors
+            return _COMPLEX_BUGS[text](g, z)
+
+    z = fg.tensor(np.array([1 + 2j, -0.5 + 0.3j, 0.7 - 1.1j]), requires_grad=True)
+    verdict = gradcheck(Square.apply, (z,), three_valued=True, raise_exception=False)
+    assert verdict.status == "fail" and verdict.diagnosis[0].startswith(f"output 0 w.r.t. input 0: {text}")
+    assert "a complex tensor's last coordinate is 0 for the real part, 1 for the imaginary part" in str(verdict)
+    with pytest.raises(GradcheckError, match="1 for the imaginary part"):
+        gradcheck(Square.apply, (z,))
