@@ -99,6 +99,14 @@ def test_tensor_dtype_follows_numpy(data, dtype) -> None:
     assert fg.tensor(data).dtype == dtype
 
 
+@pytest.mark.parametrize(("dtype", "complex_", "floating"), [(np.float64, False, True), (np.float32, False, True),
+                                                            (np.complex128, True, False), (np.int64, False, False),
+                                                            (np.bool_, False, False)])
+def test_dtype_predicates_answer_as_torch(dtype, complex_, floating) -> None:
+    t = fg.zeros(2, dtype=dtype)
+    assert t.is_complex() is complex_ and t.is_floating_point() is floating
+
+
 @pytest.mark.parametrize("scalar", [2, 2.5, -1.0])
 def test_float32_stays_float32_with_python_scalars(scalar) -> None:
     x = fg.tensor([1.0, 2.0], dtype=np.float32, requires_grad=True)

@@ -350,6 +350,14 @@ class Tensor:
         """The NumPy dtype."""
         return self.data.dtype
 
+    def is_complex(self) -> bool:
+        """Whether the dtype is complex (as ``torch.Tensor.is_complex``)."""
+        return self.data.dtype.kind == "c"
+
+    def is_floating_point(self) -> bool:
+        """Whether the dtype is a real floating type (as ``torch.Tensor.is_floating_point``: complex is not)."""
+        return self.data.dtype.kind == "f"
+
     def size(self, dim: int | None = None) -> tuple[int, ...] | int:
         """The shape, or the length of dimension ``dim``."""
         return self.data.shape if dim is None else self.data.shape[dim]
