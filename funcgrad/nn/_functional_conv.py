@@ -3,6 +3,7 @@ unbatched inputs, over the table ops ``convolution``, ``convolution_transpose``,
 ``avg_pool`` and ``adaptive_avg_pool`` (which take normalized tuples)."""
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -230,4 +231,4 @@ def unfold(input: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0, st
     rows = channels * kernel[0] * kernel[1]
     eye = np.eye(rows, dtype=x.dtype).reshape((rows, channels) + kernel)
     cols = conv2d(x, eye, None, stride, padding, dilation)
-    return ops.reshape(cols, (np.shape(cols)[0], rows, -1))
+    return ops.reshape(cols, (np.shape(cols)[0], rows, math.prod(np.shape(cols)[2:])))  # (no -1: N may be 0)

@@ -160,11 +160,14 @@ def batch_norm(input: Any, running_mean: Tensor | None, running_var: Tensor | No
             raise RuntimeError(f"{name} should contain {shape[1]} elements not {np.size(value)}")
     if training:
         count = math.prod(shape) // shape[1]
-        if count <= 1:
+        if count == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {shape}")
-        mean = ops.mean(input, dims)
-        var = ops.var(input, dims, correction=0)
-        if running_mean is not None and running_var is not None:
+        if count == 0:  # an empty batch: an empty output, the running statistics unchanged (torch's)
+            mean, var = np.zeros(shape[1], np.result_type(input)), np.ones(shape[1], np.result_type(input))
+        else:
+            mean = ops.mean(input, dims)
+            var = ops.var(input, dims, correction=0)
+        if count and running_mean is not None and running_var is not None:
             with no_grad():  # in place, as torch: a state_dict taken before sees the update
                 running_mean.mul_(1 - momentum).add_(momentum * _array(mean))
                 running_var.mul_(1 - momentum).add_(momentum * _array(var) * (count / (count - 1)))
@@ -216,7 +219,7 @@ def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None
     if math.prod(shape) // num_groups == 1:  # one group of one value normalizes to 0: torch's check
         raise ValueError(f"Expected more than 1 value per channel when training, got input size "
                          f"{[shape[0] * shape[1] // num_groups, num_groups, *shape[2:]]}")
-    grouped = ops.reshape(input, (shape[0], num_groups, -1))
+    grouped = ops.reshape(input, (shape[0], num_groups, math.prod(shape[1:]) // num_groups))  # (no -1: N may be 0)
     mean = ops.mean(grouped, -1, True)
     normed = (grouped - mean) * ops.rsqrt(ops.var(grouped, -1, correction=0, keepdim=True) + eps)
     out = ops.reshape(normed, shape)

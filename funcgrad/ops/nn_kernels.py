@@ -236,9 +236,12 @@ def _columns(cols: np.ndarray, nd: int, per_sample: bool) -> np.ndarray:
     rows, channel = tuple(range(lead)), (lead,)
     positions, offsets = tuple(range(lead + 1, lead + nd + 1)), tuple(range(lead + nd + 1, cols.ndim))
     products = cols.shape[lead] * math.prod(cols.shape[lead + nd + 1:])
+    places = math.prod(cols.shape[lead + 1: lead + nd + 1])  # (sizes, not -1: an empty batch has no -1)
     if per_sample:
-        return np.reshape(np.transpose(cols, rows + channel + offsets + positions), cols.shape[:lead] + (products, -1))
-    return np.reshape(np.transpose(cols, channel + offsets + rows + positions), (products, -1))
+        return np.reshape(np.transpose(cols, rows + channel + offsets + positions), cols.shape[:lead] + (products,
+                                                                                                          places))
+    return np.reshape(np.transpose(cols, channel + offsets + rows + positions),
+                      (products, math.prod(cols.shape[:lead]) * places))
 
 
 def convolution(input: np.ndarray, weight: np.ndarray, bias: Any, stride: Ints, padding: Pairs, dilation: Ints,
@@ -258,7 +261,7 @@ def convolution(input: np.ndarray, weight: np.ndarray, bias: Any, stride: Ints, 
     cols = windows(padded, kernel, stride, dilation, out_size)  # (*b, N, C, *O, *K)
     if groups == 1 and np.ndim(weight) == nd + 2:
         rows = cols.shape[: cols.ndim - 2 * nd - 1]  # (*b, N)
-        w = np.reshape(weight, (weight.shape[0], -1))  # (C_out, C K)
+        w = np.reshape(weight, (weight.shape[0], math.prod(weight.shape[1:])))  # (C_out, C K)
         if _per_sample(cols, nd):  # w @ cols (rows, C K, O) -> (rows, C_out, O): torch's layout already
             return _add_bias(np.reshape(np.matmul(w, _columns(cols, nd, True)), rows + (w.shape[0],) + out_size),
                              bias, nd)
@@ -267,7 +270,8 @@ def convolution(input: np.ndarray, weight: np.ndarray, bias: Any, stride: Ints, 
     spatial, offsets = _letters(nd, "p"), _letters(nd, "i")
     out = np.einsum(f"...ngc{spatial}{offsets},...goc{offsets}->...ngo{spatial}",
                     _split_groups(cols, -2 * nd - 1, groups), _split_groups(weight, -nd - 2, groups), optimize=True)
-    return _add_bias(np.reshape(out, out.shape[:-nd - 2] + (-1,) + out_size), bias, nd)
+    return _add_bias(np.reshape(out, out.shape[:-nd - 2] + (out.shape[-nd - 2] * out.shape[-nd - 1],) + out_size), bias,
+                     nd)
 
 
 def convolution_transpose(input: np.ndarray, weight: np.ndarray, bias: Any, stride: Ints, padding: Pairs,
@@ -301,7 +305,8 @@ def convolution_transpose(input: np.ndarray, weight: np.ndarray, bias: Any, stri
         cols = np.einsum(f"...ngc{spatial},...gco{offsets}->...ngo{offsets}{spatial}",
                          _split_groups(input, -nd - 1, groups), _split_groups(weight, -nd - 2, groups), optimize=True)
         lead = cols.shape[: -2 * nd - 2]
-        cols = np.reshape(cols, (math.prod(lead), -1) + kernel + size)  # (rows, C_out, *K, *L)
+        out_channels = groups * cols.shape[-2 * nd - 1]
+        cols = np.reshape(cols, (math.prod(lead), out_channels) + kernel + size)  # (rows, C_out, *K, *L)
         cols = np.moveaxis(cols, (0, 1), (-1, nd))  # (*K, C_out, *L, rows)
     out = np.zeros((cols.shape[nd],) + full + (cols.shape[-1],), np.result_type(input, weight))  # (C_out, *full, rows)
     for offset in product(*(range(k) for k in kernel)):  # one strided add per kernel offset (col2im)
@@ -322,17 +327,17 @@ def convolution_weight(input: np.ndarray, grad_output: np.ndarray, kernel_size: 
     core = nd + 2
     if groups == 1 and np.ndim(input) == core and np.ndim(grad_output) == core:
         shape = (np.shape(grad_output)[1], np.shape(input)[1]) + tuple(kernel_size)
-        g = np.reshape(grad_output, np.shape(grad_output)[:2] + (-1,))  # (N, C_out, O)
+        g = np.reshape(grad_output, np.shape(grad_output)[:2] + (math.prod(out_size),))  # (N, C_out, O)
         if _per_sample(cols, nd):  # sum_n g[n] @ cols[n]ᵀ
             per_sample = np.matmul(g, np.swapaxes(_columns(cols, nd, True), -1, -2))  # (N, C_out, C K)
             return np.reshape(np.add.reduce(per_sample, axis=0), shape)
-        g = np.reshape(np.moveaxis(g, 1, 0), (g.shape[1], -1))  # (C_out, N O): a small copy
+        g = np.reshape(np.moveaxis(g, 1, 0), (g.shape[1], g.shape[0] * g.shape[2]))  # (C_out, N O): a small copy
         return np.reshape(g @ _columns(cols, nd, False).T, shape)
     spatial, offsets = _letters(nd, "p"), _letters(nd, "i")
     out = np.einsum(f"...ngo{spatial},...ngc{spatial}{offsets}->...goc{offsets}",
                     _split_groups(grad_output, -nd - 1, groups), _split_groups(cols, -2 * nd - 1, groups),
                     optimize=True)
-    return np.reshape(out, out.shape[: -nd - 3] + (-1,) + out.shape[-nd - 1:])
+    return np.reshape(out, out.shape[: -nd - 3] + (out.shape[-nd - 3] * out.shape[-nd - 2],) + out.shape[-nd - 1:])
 
 
 # ----- pooling ---------------------------------------------------------------------------------
@@ -418,7 +423,7 @@ def max_unpool(x: np.ndarray, indices: np.ndarray, output_size: Ints) -> np.ndar
     width = math.prod(output_size)
     lead = tuple(np.shape(x)[: np.ndim(x) - nd])
     rows = math.prod(lead)
-    indices = np.broadcast_to(indices, np.shape(x)).reshape(rows, -1)
+    indices = np.broadcast_to(indices, np.shape(x)).reshape(rows, math.prod(np.shape(x)[np.ndim(x) - nd:]))
     index = indices + (np.arange(rows) * width)[:, None]
     weights = np.reshape(x, -1)
     if indices.size and indices.min() < 0:

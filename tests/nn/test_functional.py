@@ -179,6 +179,33 @@ def test_errors(call, message: str) -> None:
         call()
 
 
+
+@pytest.mark.parametrize("layer,out_shape", [
+    (lambda x, w: F.conv2d(x, w, padding=1), (0, 4, 4, 4)),
+    (lambda x, w: F.conv2d(x, w[:, :1], groups=2), (0, 4, 2, 2)),
+    (lambda x, w: F.conv_transpose2d(x, w[:2, :, :2, :2], stride=2), (0, 2, 8, 8)),
+    (lambda x, w: F.conv_transpose2d(x, w[:2, :, :2, :2], groups=2), (0, 4, 5, 5)),
+    (lambda x, w: F.max_pool2d(x, 2) * w.sum(), (0, 2, 2, 2)),
+    (lambda x, w: F.unfold(x, 2) * w.sum(), (0, 8, 9)),
+    (lambda x, w: F.group_norm(x, 2, w[:2, 0, 0, 0], w[2:, 0, 0, 0]), (0, 2, 4, 4)),
+    (lambda x, w: F.batch_norm(x, fg.zeros(2), fg.ones(2), w[:2, 0, 0, 0], w[2:, 0, 0, 0], training=True),
+     (0, 2, 4, 4)),
+])
+def test_an_empty_batch_runs_forward_and_backward(layer, out_shape: tuple) -> None:
+    """As torch: an empty output and zero gradients (a reshape to (0, n, -1) had no answer in NumPy)."""
+    x, w = fg.zeros(0, 2, 4, 4, requires_grad=True), fg.tensor(A(4, 2, 3, 3), requires_grad=True)
+    out = layer(x, w)
+    assert out.shape == out_shape
+    out.sum().backward()
+    assert x.grad.shape == x.shape and not w.grad.data.any()
+
+
+def test_batch_norm_of_an_empty_batch_keeps_its_statistics() -> None:
+    bn = nn.BatchNorm1d(3, momentum=None)
+    assert bn(fg.zeros(0, 3)).shape == (0, 3)
+    np.testing.assert_array_equal(bn.running_mean.data, np.zeros(3))
+    np.testing.assert_array_equal(bn.running_var.data, np.ones(3))
+
 # ----- activations and layers -------------------------------------------------------------------------
 ACTIVATIONS = [("relu", ()), ("leaky_relu", (0.2,)), ("elu", (0.7,)), ("gelu", ()), ("silu", ()), ("sigmoid", ()),
                ("tanh", ()), ("softplus", (2.0, 3.0)), ("softmax", (1,)), ("log_softmax", (0,))]
