@@ -158,6 +158,8 @@ def batch_norm(input: Any, running_mean: Tensor | None, running_var: Tensor | No
                         ("bias", bias)):
         if value is not None and np.size(value) != shape[1]:  # checked before any statistic changes
             raise RuntimeError(f"{name} should contain {shape[1]} elements not {np.size(value)}")
+    mean: Any
+    var: Any
     if training:
         count = math.prod(shape) // shape[1]
         if count == 1:
