@@ -54,6 +54,18 @@ def _size(x: Any, dim: int) -> int:
     return shape[dim] if shape else 1
 
 
+def _as_vector(fn: Any) -> Any:
+    """Run ``fn(x, dim, ...)`` on a 0-d ``x`` as on a vector of one element, and make its results 0-d again
+    (torch treats a scalar as having one dim of size 1 here)."""
+    def wrapped(x: Any, dim: int, *args: Any) -> Any:
+        _size(x, dim)
+        if np.ndim(_data(x)):
+            return fn(x, dim, *args)
+        out = fn(F.reshape(x, (1,)), 0, *args)
+        return type(out)(*(F.reshape(o, ()) for o in out))
+    return wrapped
+
+
 def _first(indices: Any, dim: int, k: int) -> Any:
     """The first ``k`` entries of ``indices`` along ``dim`` (a 0-d one as it is)."""
     if np.ndim(_data(indices)) == 0:
@@ -70,7 +82,11 @@ def sort(x: Any, dim: int = -1, descending: bool = False, stable: bool = False) 
         >>> fg.sort(fg.tensor([3.0, 1.0, 2.0]))
         sort(values=tensor([1., 2., 3.]), indices=tensor([1, 2, 0]))
     """
-    _size(x, dim)
+    return _sorted(x, dim, descending, stable)
+
+
+@_as_vector
+def _sorted(x: Any, dim: int, descending: bool, stable: bool) -> Any:
     indices = argsort(x, dim, descending, stable)
     return _Sort(F.take_along_dim(x, indices, dim), indices)
 
@@ -86,22 +102,32 @@ def topk(x: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool = Tru
     """The ``k`` largest (``largest=False``: smallest) values along ``dim`` and their indices, as torch.topk."""
     if not 0 <= k <= _size(x, dim):
         raise RuntimeError("selected index k out of range")
+    return _top(x, dim, k, largest)
+
+
+@_as_vector
+def _top(x: Any, dim: int, k: int, largest: bool) -> Any:
     indices = _first(argsort(x, dim, largest, True), dim, k)
     return _Topk(F.take_along_dim(x, indices, dim), indices)
 
 
 def _kth(x: Any, k: int, dim: int, keepdim: bool, result: Any, nan_wins: bool = False) -> Any:
+    """The k-th smallest value (0-based) along ``dim`` and its index (see ``_kth_of_vectors``)."""
+    return _kth_of_vectors(x, dim, k, keepdim, result, nan_wins)
+
+
+@_as_vector
+def _kth_of_vectors(x: Any, dim: int, k: int, keepdim: bool, result: Any, nan_wins: bool) -> Any:
     """The k-th smallest value (0-based) along ``dim`` and its index; with ``nan_wins``, NaN where a slice holds
     one (at the first)."""
     order = argsort(x, dim, False, True)
-    index = order if np.ndim(_data(order)) == 0 else F.getitem(
-        order, (slice(None),) * (dim % np.ndim(_data(order))) + (slice(k, k + 1),))
+    index = F.getitem(order, (slice(None),) * (dim % np.ndim(_data(order))) + (slice(k, k + 1),))
     nan = F.isnan(x) if nan_wins else None
     if nan_wins and np.any(_data(nan)):  # torch: the median of a slice with a NaN is NaN, at the first NaN
         has_nan = F.sum(nan, dim, True) > 0
-        index = F.where(has_nan, F.argmax(nan, dim, True) if np.ndim(_data(x)) else 0, index)
+        index = F.where(has_nan, F.argmax(nan, dim, True), index)
     values = F.take_along_dim(x, index, dim)
-    if not keepdim and np.ndim(_data(x)):
+    if not keepdim:
         values, index = F.squeeze(values, dim), F.squeeze(index, dim)
     return result(values, index)
 
@@ -128,7 +154,10 @@ def median(x: Any, dim: int | None = None, keepdim: bool = False) -> Any:
     n = np.shape(_data(flat))[0]
     if n == 0:
         raise IndexError("median() input tensor cannot be empty")
-    value = _data(_kth(flat, (n - 1) // 2, 0, False, _Median, True).values)  # a constant: the gradient flows below
+    result = _kth(flat, (n - 1) // 2, 0, False, _Median, True).values
+    if np.result_type(_data(x)).kind not in "fc":
+        return result  # (no gradient to share)
+    value = _data(result)  # a constant: the gradient flows below
     equal = np.isnan(_data(flat)) if np.isnan(value) else _data(flat) == value
     # value + sum over the equal elements of (x - value) / count: exactly the value, and d/dx = 1 / count there
     spread = F.div(F.sum(F.where(equal, F.sub(flat, value), 0.0)), int(np.sum(equal)))
@@ -141,16 +170,16 @@ def aminmax(x: Any, *, dim: int | None = None, keepdim: bool = False) -> Any:
     return _Aminmax(F.amin(x, dim, keepdim), F.amax(x, dim, keepdim))
 
 
+@_as_vector
 def _cumulative(x: Any, dim: int, running: Any, result: Any) -> Any:
     """Running extremes along ``dim`` and the index each came from: the last element equal to it (torch's choice
     on ties), or the last NaN once one has been seen."""
-    _size(x, dim)
-    a = np.atleast_1d(_data(x))
+    a = _data(x)
     d = dim % a.ndim
     extremes = running.accumulate(a, axis=d)
     positions = np.arange(a.shape[d]).reshape([-1 if i == d else 1 for i in range(a.ndim)])
     hits = (a == extremes) | (np.isnan(a) if a.dtype.kind in "fc" else False)
-    index = np.maximum.accumulate(np.where(hits, positions, 0), axis=d).reshape(np.shape(_data(x)))
+    index = np.maximum.accumulate(np.where(hits, positions, 0), axis=d)
     indices = Tensor(index) if isinstance(x, Tensor) else index
     return result(F.take_along_dim(x, indices, dim), indices)
 

@@ -438,3 +438,12 @@ def test_one_op_function_values() -> None:
     assert fg.t(fg.ones(2, 3)).shape == (3, 2)
     with pytest.raises(RuntimeError, match="vector \\+ matrix @ vector expected"):
         fg.mv(x, x)
+
+
+def test_sorting_a_0d_tensor_treats_it_as_one_element() -> None:
+    x = fg.tensor(2.5, requires_grad=True)
+    for values, indices in (fg.sort(x), fg.topk(x, 1), fg.kthvalue(x, 1), fg.median(x, 0), fg.cummax(x, 0)):
+        assert values.shape == () and indices.shape == () and values.item() == 2.5 and indices.item() == 0
+    (g,) = fg.autograd.grad(fg.sort(x).values, x)
+    assert g.item() == 1.0
+    assert fg.median(fg.tensor([3, 1, 2])).dtype == np.int64
