@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.check.arguments import tensor_outputs
+from funcgrad.check.diagnosis import Block, conjugated
 from funcgrad.check.numerical import Step, auto_step, derivative_jumps, evaluate, real_shape, real_view
 
 __all__ = ["KINK_COLUMNS", "Suspects"]
@@ -48,6 +49,12 @@ class Suspects:
             if np.ptp(ratio) < 1e-3 * max(1.0, np.abs(ratio).max()) and abs(ratio[0] - 1) > 1e-3:
                 causes.append("wrong sign: analytical = -numerical" if abs(ratio[0] + 1) < 1e-3 else
                               f"a missing or extra factor: analytical = {ratio[0]:.6g} x numerical")
+        x = self.inputs[i]
+        if j < len(outputs) and "c" in x.dtype.kind + outputs[j].dtype.kind:
+            conj = conjugated(Block(self.output_label(j), self.input_label(i), analytical, numerical,
+                                    np.zeros(numerical.shape, bool), real_view(x.data), real_shape(x), {},
+                                    x.dtype.kind == "c", outputs[j].dtype.kind == "c"))
+            causes += [conj] if conj else []
         if analytical.shape[0] > 1 and np.abs(analytical).max(initial=0) > 0 and np.allclose(
                 analytical, analytical[:1]) and not np.allclose(numerical, numerical[:1]):
             causes.append("every row of the analytical Jacobian is the same: the backward ignores grad_output")
@@ -61,7 +68,6 @@ class Suspects:
         if any(not np.array_equal(self.inputs[k].data, s) for k, s in self.snapshot.items()):
             causes.append("func modifies its inputs in place (an in-place forward without mark_dirty?), so the "
                           "finite differences are taken around moving inputs")
-        x = self.inputs[i]
         if x.dtype not in (np.float64, np.complex128) and self.eps != "auto":
             causes.append(f"{self.input_label(i)} is {x.dtype}: finite differences lose most of its digits "
                           "(use float64 inputs or eps='auto')")

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["Block", "diagnose", "round_between"]
+__all__ = ["Block", "diagnose", "round_between", "conjugated"]
 
 _FACTORS = {2.0: "a factor 2 too many (analytical = 2 x numerical)",
             0.5: "a missing factor 2 (analytical = 1/2 x numerical)",
@@ -81,7 +81,7 @@ def _ratio(b: Block) -> str | None:
     return named[0] if named else f"a wrong constant factor: analytical = {r:.4g} x numerical"
 
 
-def _conjugated(b: Block) -> str | None:
+def conjugated(b: Block) -> str | None:
     """The sign of the imaginary parts is wrong: of the returned gradient (its columns for imaginary input parts) or
     of grad_output (the rows for imaginary output parts); or each element's 2x2 block is transposed (a holomorphic
     rule without its conj)."""
@@ -174,7 +174,7 @@ def _region(b: Block) -> str | None:
     return None
 
 
-_PATTERNS: Sequence[Callable[[Block], str | None]] = (_conjugated, _wrong_input, _transposed, _ignores_grad_output,
+_PATTERNS: Sequence[Callable[[Block], str | None]] = (conjugated, _wrong_input, _transposed, _ignores_grad_output,
                                                       _broadcast, _ratio, _region)
 
 

@@ -110,8 +110,9 @@ def combine(verdicts: Sequence[Verdict], subject: str) -> Verdict:
 
 
 def with_second_order(first: Sequence[Verdict], second: Verdict) -> list[Verdict]:
-    """The first-order verdicts and the second-order one, which says so when only it fails."""
-    if second.failed and not any(v.failed for v in first):
+    """The first-order verdicts and the second-order one, which says so when only it fails (the first order passing:
+    an inconclusive one does not show that the first derivatives match)."""
+    if second.failed and all(v.status == PASS for v in first):
         second.diagnosis.append("wrong only at second order: the first derivatives match, the backward's own "
                                 "derivative does not (a NumPy or .data computation inside backward without "
                                 "once_differentiable?)")

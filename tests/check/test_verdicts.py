@@ -11,6 +11,7 @@ import funcgrad as fg
 from funcgrad.autograd import Function
 from funcgrad.check import GradcheckError, check_function, gradcheck, gradgradcheck
 from funcgrad.check.properties import InconclusiveCheckWarning, assert_grads_correct
+from funcgrad.check.verdict import Verdict, with_second_order
 from tests.check.corpus import BUGS, HARD_RIGHT, Category, MissingFactor
 
 
@@ -291,5 +292,14 @@ def test_complex_bugs_are_diagnosed_and_coordinates_explained(text: str) -> None
     verdict = gradcheck(Square.apply, (z,), three_valued=True, raise_exception=False)
     assert verdict.status == "fail" and verdict.diagnosis[0].startswith(f"output 0 w.r.t. input 0: {text}")
     assert "a complex tensor's last coordinate is 0 for the real part, 1 for the imaginary part" in str(verdict)
-    with pytest.raises(GradcheckError, match="1 for the imaginary part"):
+    with pytest.raises(GradcheckError, match="1 for the imaginary part") as info:
         gradcheck(Square.apply, (z,))
+    assert f"likely causes:\n  - {text}" in str(info.value)
+
+
+def test_wrong_only_at_second_order_needs_a_passing_first_order() -> None:
+    second = Verdict("fail", "second order")
+    with_second_order([Verdict("inconclusive", reasons=["a kink within the step"])], second)
+    assert not second.diagnosis  # "the first derivatives match" was claimed of an undecided first order
+    with_second_order([Verdict("pass")], second)
+    assert "wrong only at second order" in second.diagnosis[0]
