@@ -90,3 +90,13 @@ def test_constants_inside_a_transform_need_no_graph():
     total = float(func.jacrev(lambda a: a @ a)(A).data.sum())
     got = func.grad(lambda x: (functional.jacobian(lambda a: a @ a, A).sum() * x).sum())(fg.tensor(X))
     np.testing.assert_allclose(got.data, np.full(2, total))
+
+
+@pytest.mark.parametrize("name", ["vjp", "jvp"])
+def test_a_traced_vector_needs_create_graph(name):
+    """``v`` traced by the transform: without create_graph the product was a constant (zeros); with it, J."""
+    x = fg.tensor(X)
+    with pytest.raises(RuntimeError, match="create_graph=True"):
+        func.jacrev(lambda v: getattr(functional, name)(fg.sin, x, v)[1])(np.ones(2))
+    got = func.jacrev(lambda v: getattr(functional, name)(fg.sin, x, v, create_graph=True)[1])(np.ones(2))
+    np.testing.assert_allclose(got, np.diag(np.cos(X)))

@@ -265,3 +265,31 @@ def test_sequence_nr_grows_and_metadata_is_a_persistent_dict() -> None:
     assert node.metadata == {}
     node.metadata["tag"] = "mine"
     assert b.grad_fn.metadata == {"tag": "mine"}
+
+
+# ----- hooks in batched passes (vectorized Jacobians, jacrev) -------------------------------------
+def _normalized(g: fg.Tensor) -> fg.Tensor:
+    return g / fg.sqrt(fg.sum(g * g))
+
+
+def _hooked_on_tensor(x: fg.Tensor) -> fg.Tensor:
+    y = fg.sin(x) * 2
+    y.register_hook(_normalized)
+    return y * x
+
+
+def _hooked_on_node(x: fg.Tensor) -> fg.Tensor:
+    y = fg.sin(x) * 2
+    y.grad_fn.register_prehook(lambda grads: (_normalized(grads[0]),))
+    return y * x
+
+
+@pytest.mark.parametrize("f", [_hooked_on_tensor, _hooked_on_node])
+def test_hooks_see_one_gradient_at_a_time_in_a_batched_pass(f) -> None:
+    """Row i of the Jacobian of y * x (y = 2 sin x) seeds y with x_i e_i, which the hook makes sign(x_i) e_i:
+    J = diag(2 cos(x) sign(x) + 2 sin(x)). Handed the whole batch, the hook normalized it as one gradient."""
+    x = np.array([0.5, -1.0, 2.0])
+    expected = np.diag(2 * np.cos(x) * np.sign(x) + 2 * np.sin(x))
+    np.testing.assert_allclose(fg.functional.jacobian(f, fg.tensor(x)).data, expected)
+    np.testing.assert_allclose(fg.functional.jacobian(f, fg.tensor(x), vectorize=True).data, expected)
+    np.testing.assert_allclose(fg.func.jacrev(f)(x), expected)

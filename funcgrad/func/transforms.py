@@ -20,6 +20,7 @@ from funcgrad.functional._argnums import Argnums, Call
 from funcgrad.functional._blocks import Products, blocked_jacobian, check_scale_options, require_real
 from funcgrad.functional._core import basis, jacobian_blocks
 from funcgrad.functional._passes import Traced, pull, push_pass, reverse_pass
+from funcgrad.functional._pytree import tree_map
 
 __all__ = ["grad", "value_and_grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize"]
 
@@ -27,6 +28,12 @@ __all__ = ["grad", "value_and_grad", "grad_and_value", "vjp", "jvp", "jacrev", "
 def _dtype(tensors: Sequence[Tensor]) -> np.dtype:
     floating = [t.dtype for t in tensors if t.dtype.kind in "fc"]
     return np.result_type(*floating) if floating else np.dtype(np.float64)
+
+
+def _own(primals: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Copies of the arrays among ``primals``, for a function returned to be called later (a pullback, a
+    linearization): the caller may write into its arrays meanwhile, and the values it was given must stay."""
+    return tree_map(lambda leaf: leaf.copy() if isinstance(leaf, np.ndarray) else leaf, primals)
 
 
 def _check_scalar(call: Call, outs: Sequence[Tensor]) -> None:
@@ -141,7 +148,7 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
         >>> pullback(np.array([1.0, 10.0]))
         (array([ 2., 20.]),)
     """
-    call = Call(f, primals, tuple(range(len(primals))), has_aux, "vjp")
+    call = Call(f, _own(primals), tuple(range(len(primals))), has_aux, "vjp")
     xs, outs, traced = reverse_pass(call)
     keep = bool(traced)
 
@@ -324,6 +331,7 @@ def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., 
         >>> jvp_fn(np.array([1.0, 0.0]))
         array([2., 0.])
     """
+    primals = _own(primals)
     call = Call(f, primals, tuple(range(len(primals))), False, "linearize")
     outs = call(call.inputs)
     out = call.outputs_tree(outs, keep_graph=bool(Traced(outs)))  # attached only to what an outer trace follows

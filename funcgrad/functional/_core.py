@@ -15,9 +15,11 @@ from typing import Any, Literal
 import numpy as np
 
 from funcgrad.autograd import forward_ad, grad
+from funcgrad.core.graph import AccumulateGrad
 from funcgrad.core.structured import BatchedDiagonal, ScaledStack, Structured, identity_seed
 from funcgrad.core.tangents import tangents_of
 from funcgrad.core.tensor import Tensor
+from funcgrad.ops import stack
 
 Shape = tuple[int, ...]
 
@@ -29,8 +31,42 @@ def grad_or_none(outputs: Sequence[Tensor | None], inputs: Sequence[Tensor], gra
     if not kept:
         return (None,) * len(inputs)
     outs, seeds = zip(*kept)
+    if batched and _hooked(outs):
+        return _row_by_row(outs, inputs, seeds, create_graph)
     return grad(outs, inputs, seeds, retain_graph=True, create_graph=create_graph, allow_unused=True,
                 is_grads_batched=batched)
+
+
+def _hooked(outputs: Sequence[Tensor]) -> bool:
+    """Whether the graph of ``outputs`` has gradient hooks (a tensor's, a node's, a leaf's): a hook is written
+    for one gradient, as a Function's backward is, and handed a batch it may mix its rows (``g / norm(g)``)."""
+    stack = [out._edge()[0] for out in outputs]
+    seen = set(stack)
+    while stack:
+        node = stack.pop()
+        hooks = node._hooks
+        if hooks is not None and (hooks.tensor_pre or hooks.pre or hooks.post):
+            return True
+        if node.__class__ is AccumulateGrad:
+            extra = node.variable._extra
+            if extra is not None and extra.hooks:
+                return True
+        for edge in node._edges:
+            nxt = edge[0]
+            if nxt is not None and nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return False
+
+
+def _row_by_row(outputs: Sequence[Tensor], inputs: Sequence[Tensor], seeds: Sequence[Any],
+                create_graph: bool) -> tuple[Tensor | None, ...]:
+    """A batched ``grad`` as one backward pass per row of the seeds, stacked: each hook sees one gradient."""
+    rows = [grad(outputs, inputs, [seed[b] for seed in seeds], retain_graph=True, create_graph=create_graph,
+                 allow_unused=True) for b in range(np.shape(seeds[0])[0])]
+    return tuple(None if all(row[i] is None for row in rows) else
+                 stack([row[i] if row[i] is not None else zeros_for(x) for row in rows])
+                 for i, x in enumerate(inputs))
 
 
 def zeros_for(ref: Tensor, batch: Shape = ()) -> Tensor:

@@ -94,19 +94,21 @@ def _reaches_beyond(outs: Sequence[Tensor], xs: Sequence[Tensor], since: int) ->
                     return True
             else:
                 stack.append(out.grad_fn)
-    seen: set[int] = set()
+    seen = set(stack)
     while stack:
         node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, AccumulateGrad):
+        if node.__class__ is AccumulateGrad:
             if id(node.variable) not in own:
                 return True
-        elif node.sequence_nr < since or not node._edges:
+            continue
+        edges = node._edges
+        if node.sequence_nr < since or not edges:
             return True
-        else:
-            stack.extend([edge[0] for edge in node._edges if edge[0] is not None])
+        for edge in edges:
+            nxt = edge[0]
+            if nxt is not None and nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
     return False
 
 

@@ -95,8 +95,9 @@ def _finish(tensors: Sequence[Tensor], create_graph: bool) -> tuple[Tensor, ...]
     return tuple(tensors) if create_graph else tuple(t.detach() for t in tensors)
 
 
-def _vector(v: Any, refs: tuple[Tensor, ...], fn_name: str, of: str) -> tuple[Tensor, ...]:
-    """Check ``v`` (one Tensor per ref, same sizes); None only for a single one-element ref."""
+def _vector(v: Any, refs: tuple[Tensor, ...], fn_name: str, of: str, create_graph: bool) -> tuple[Tensor, ...]:
+    """Check ``v`` (one Tensor per ref, same sizes); None only for a single one-element ref. With ``create_graph``
+    a ``v`` that requires grad keeps its graph (the product is differentiable in ``v`` too, as torch's)."""
     if v is None:
         if len(refs) != 1 or refs[0].numel() != 1:
             raise RuntimeError(f"The vector v can only be None if the {of} is a single Tensor with a single "
@@ -109,7 +110,8 @@ def _vector(v: Any, refs: tuple[Tensor, ...], fn_name: str, of: str) -> tuple[Te
         if el.shape != ref.shape:
             prefix = f"Entry {i} in " if len(refs) > 1 else ""
             raise RuntimeError(f"{prefix}v has invalid size: should be {ref.shape} but got {el.shape}.")
-    return tuple(el.detach() for el in vs)
+    _refuse_traced(vs, create_graph)
+    return tuple(el if create_graph and el.requires_grad else el.detach() for el in vs)
 
 
 def _call(func: Callable[..., Any], inputs: tuple[Tensor, ...], fn_name: str, strict: bool,
@@ -163,7 +165,7 @@ def vjp(func: Callable[..., Any], inputs: Tensors, v: Any = None, create_graph: 
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
     xs = _prepare(inputs, create_graph)
     is_outputs_tuple, outputs = _call(func, xs, "vjp", strict, create_graph)
-    vs = _vector(v, outputs, "vjp", "user-provided function returns")
+    vs = _vector(v, outputs, "vjp", "user-provided function returns", create_graph)
     with enable_grad():
         grads = _fill(grad_or_none(outputs, xs, vs, create_graph), xs, strict, create_graph, "jacobian")
     return (_unpack(_finish(outputs, create_graph), is_outputs_tuple),
@@ -211,7 +213,7 @@ def jvp(func: Callable[..., Any], inputs: Tensors, v: Any = None, create_graph: 
     """
     _, inputs = _as_tuple(inputs, "inputs", "jvp")
     xs = _prepare(inputs, create_graph)
-    vs = _vector(v, xs, "jvp", "input to the user-provided function")
+    vs = _vector(v, xs, "jvp", "input to the user-provided function", create_graph)
     with enable_grad() if create_graph or strict else no_grad():  # strict checks outputs' requires_grad
         is_outputs_tuple, outputs, tangents = _forward(func, xs, vs, "jvp", strict, create_graph)
     if strict:
@@ -456,7 +458,7 @@ def vhp(func: Callable[..., Any], inputs: Tensors, v: Any = None, create_graph: 
     """
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
     xs = _prepare(inputs, create_graph)
-    vs = _vector(v, xs, "vhp", "input to the user-provided function")
+    vs = _vector(v, xs, "vhp", "input to the user-provided function", create_graph)
     out, grads = _gradient(func, xs, "vhp", strict, create_graph)
     with enable_grad() if create_graph else no_grad():
         result = _fill(grad_or_none(grads, xs, vs, create_graph), xs, strict, create_graph, "hessian")
@@ -484,7 +486,7 @@ def hvp(func: Callable[..., Any], inputs: Tensors, v: Any = None, create_graph: 
     """
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
     xs = _prepare(inputs, create_graph)
-    vs = _vector(v, xs, "hvp", "input to the user-provided function")
+    vs = _vector(v, xs, "hvp", "input to the user-provided function", create_graph)
     with forward_ad.dual_level(record_tangents=create_graph):
         # xs are this call's own Tensors (_prepare): they carry the tangents themselves, no dual views needed
         out, grads = _gradient(func, tuple(forward_ad.set_tangent(x, t) for x, t in zip(xs, vs)), "hvp", strict,

@@ -188,6 +188,21 @@ def test_strict_errors() -> None:
     assert close(F.hvp(lambda x: fg.sum(x ** 3), x, y, strict=True)[1], 6 * x.data * y.data)
 
 
+@pytest.mark.parametrize("name", ["vjp", "jvp", "hvp", "vhp"])
+def test_with_create_graph_the_product_is_differentiable_in_v(name: str) -> None:
+    """As torch's: v requiring grad keeps its graph under create_graph (d/dv was missing, silently)."""
+    x = fg.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    v = fg.tensor([1.0, 2.0, -1.0], requires_grad=True)
+    if name in ("vjp", "jvp"):  # J = diag(cos(x) x + sin(x))
+        slope = np.cos(x.data) * x.data + np.sin(x.data)
+        product = getattr(F, name)(lambda x: fg.sin(x) * x, x, v, create_graph=True)[1]
+    else:  # H = diag(6 x)
+        slope = 6 * x.data
+        product = getattr(F, name)(lambda x: fg.sum(x ** 3), x, v, create_graph=True)[1]
+    fg.sum(product * product).backward()
+    np.testing.assert_allclose(v.grad.data, 2 * slope ** 2 * v.data)
+
+
 def test_jvp_strict_errors() -> None:
     """As torch's: an input the outputs do not use, and with create_graph a tangent independent of the inputs."""
     x, y = t([1.0, 2.0]), t([3.0, 4.0])

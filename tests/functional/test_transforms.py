@@ -147,6 +147,20 @@ def test_jvp_and_linearize() -> None:
     assert close(out, X ** 3) and close(jvp_fn(np.ones(3)), 3 * X ** 2)
 
 
+def test_pullback_and_linearization_keep_the_values_they_were_given() -> None:
+    """Arrays written into after vjp/linearize returned do not change the pullback or the linearization point
+    (JAX's semantics; the pullback read the caller's array by reference)."""
+    x0, w0 = np.array([1.0, 2.0, 3.0]), np.array([0.5, -1.0])
+    x, p = x0.copy(), {"w": w0.copy()}
+    _, pullback = ff.vjp(lambda x, p: fg.sin(x) * fg.sum(p["w"]), x, p)
+    _, jvp_fn = ff.linearize(lambda x: fg.sin(x) * x, x)
+    x[0], p["w"][0] = 100.0, 7.0
+    ct_x, ct_p = pullback(np.ones(3))
+    np.testing.assert_allclose(ct_x, np.cos(x0) * w0.sum())
+    np.testing.assert_allclose(ct_p["w"], np.full(2, np.sin(x0).sum()))
+    np.testing.assert_allclose(jvp_fn(np.ones(3)), np.cos(x0) * x0 + np.sin(x0))
+
+
 # ----- Jacobians and Hessians -------------------------------------------------------------------
 
 def nested(x: Any, y: Any) -> dict:
