@@ -4,10 +4,10 @@ fit the input (``steps.py``).
 An element fails when ``|analytical - numerical|`` exceeds ``MARGIN`` times the estimated numerical error (plus
 ``eps ** (2/3)`` relative and ``16 eps`` of the largest derivative absolute, for the backward's own rounding), so
 the comparison stays strict where the estimate is good (a 1% bug next to a singularity still fails); it passes when
-it does not and the estimate is good enough to say so; anything else is inconclusive, with the reason: a kink within the step (the element and the kink's
-distance), a failure that a ladder of smaller steps does not confirm (the function jumps within the top steps), or
-the dtype's resolution exhausted at this scale. A function whose two evaluations at one point differ
-is inconclusive as a whole (non-deterministic).
+it does not and the estimate is good enough to say so; anything else is inconclusive, with the reason: a kink within
+the step (the element and the kink's distance), a failure that a ladder of smaller steps does not confirm (the
+function jumps within the top steps), or the dtype's resolution exhausted at this scale. A function whose two
+evaluations at one point differ is inconclusive as a whole (non-deterministic).
 
 Slow mode walks every input element. Fast mode first screens each input with projections ``v^T J u``: two
 directional differences ``J u`` (random signs) projected on covectors ``v``, random signs on one block of about
