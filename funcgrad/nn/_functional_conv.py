@@ -221,14 +221,13 @@ def adaptive_avg_pool2d(input: Any, output_size: Any) -> Any:
 
 
 def unfold(input: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> Any:
-    """Sliding blocks as columns (im2col), as torch: (N, C, H, W) -> (N, C kH kW, L), channel slowest;
-    a convolution with an identity kernel, so its gradient is the table's."""
+    """Sliding blocks as columns (im2col), as torch: (N, C, H, W) -> (N, C kH kW, L) (unbatched: (C, H, W) ->
+    (C kH kW, L)), channel slowest; a convolution with an identity kernel, so its gradient is the table's."""
     x, added = _batched(input, 2, "unfold")
-    if added:
-        raise RuntimeError(f"Input Error: Only 4D input Tensors are supported (got {np.ndim(input)}D)")
     kernel = as_tuple(kernel_size, 2, "kernel_size")
     channels = np.shape(x)[1]
     rows = channels * kernel[0] * kernel[1]
     eye = np.eye(rows, dtype=x.dtype).reshape((rows, channels) + kernel)
     cols = conv2d(x, eye, None, stride, padding, dilation)
-    return ops.reshape(cols, (np.shape(cols)[0], rows, math.prod(np.shape(cols)[2:])))  # (no -1: N may be 0)
+    blocks = math.prod(np.shape(cols)[2:])  # (not -1: N may be 0)
+    return _unbatched(ops.reshape(cols, (np.shape(cols)[0], rows, blocks)), added)

@@ -127,6 +127,15 @@ def test_avg_pool1d_adaptive_and_unfold_match_torch() -> None:
             A(2, 3, 5, 6))
 
 
+def test_unfold_of_an_unbatched_input() -> None:
+    """torch takes (C, H, W) too, giving (C kH kW, L); it was an error."""
+    x = np.arange(6.0).reshape(1, 2, 3)  # blocks at columns 0 and 1: [[0, 1], [3, 4]] and [[1, 2], [4, 5]]
+    np.testing.assert_array_equal(F.unfold(fg.tensor(x), 2).data, [[0.0, 1.0], [1.0, 2.0], [3.0, 4.0], [4.0, 5.0]])
+    y = A(2, 3, 4)
+    np.testing.assert_array_equal(F.unfold(fg.tensor(y), 2, padding=1).data,
+                                  F.unfold(fg.tensor(y[None]), 2, padding=1).data[0])
+
+
 def test_conv_by_hand() -> None:
     """A 1-channel 2x2 kernel on a 3x3 ramp: each output is the sum of its window weighted by the kernel."""
     x = np.arange(9.0).reshape(1, 1, 3, 3)
