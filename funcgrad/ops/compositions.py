@@ -20,7 +20,8 @@ from funcgrad.ops.registry import composite
 __all__ = ["lerp", "addcmul", "addcdiv", "logit", "nan_to_num", "deg2rad", "rad2deg", "true_divide", "float_power",
            "diff", "inner", "cross", "kron", "dist", "std_mean", "var_mean", "nansum", "nanmean", "count_nonzero",
            "isclose", "allclose", "equal", "repeat_interleave", "fliplr", "flipud", "rot90", "moveaxis", "swapdims",
-           "swapaxes", "index_add", "index_fill"]
+           "swapaxes", "index_add", "index_fill", "all", "any", "tensor_split", "take", "diag_embed", "diagflat",
+           "unique", "heaviside"]
 
 
 def _data(a: Any) -> Any:
@@ -122,7 +123,7 @@ def true_divide(x: Any, y: Any) -> Any:
 @composite
 def float_power(x: Any, exponent: Any) -> Any:
     """``x ** exponent`` computed in double precision (complex128 if either is complex), as torch.float_power."""
-    complex_ = any(_dtype(a).kind == "c" or isinstance(a, complex) for a in (x, exponent))
+    complex_ = _dtype(x).kind == "c" or _dtype(exponent).kind == "c"
     dtype = np.dtype(np.complex128 if complex_ else np.float64)
     return F.pow(_as(x, dtype), _as(exponent, dtype))
 
@@ -231,6 +232,30 @@ def _torch_dtype(dtype: np.dtype) -> str:
 
 
 @composite
+def all(x: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
+    """Whether every element over ``dim`` (all dims when None) is nonzero, a bool tensor, as torch.all."""
+    return _no_grad_like(x, np.all(_data(x), axis=_axes(x, dim), keepdims=keepdim))
+
+
+@composite
+def any(x: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
+    """Whether some element over ``dim`` (all dims when None) is nonzero, a bool tensor, as torch.any."""
+    return _no_grad_like(x, np.any(_data(x), axis=_axes(x, dim), keepdims=keepdim))
+
+
+def _axes(x: Any, dim: Any) -> Any:
+    """``dim`` for NumPy: None, or dims of a 0-d input (0 and -1, as torch) dropped."""
+    if dim is None or _ndim(x):
+        return dim
+    return ()
+
+
+def _no_grad_like(x: Any, array: Any) -> Any:
+    """``array`` as a Tensor when ``x`` is one (a result without gradient)."""
+    return Tensor(np.asarray(array)) if isinstance(x, Tensor) else array
+
+
+@composite
 def count_nonzero(x: Any, dim: Any = None) -> Any:
     """The number of nonzero elements over ``dim`` (all dims when None), an int64 tensor; no gradient."""
     return F.sum(F.ne(x, 0), dim)
@@ -277,6 +302,68 @@ def repeat_interleave(x: Any, repeats: Any, dim: int | None = None, *, output_si
     if output_size is not None and output_size != index.size:
         raise RuntimeError("allocated size does not match required size")
     return F.index_select(x if _ndim(x) else F.reshape(x, (1,)), dim, index)
+
+
+@composite
+def tensor_split(x: Any, indices_or_sections: Any, dim: int = 0) -> tuple[Any, ...]:
+    """``x`` split along ``dim`` into ``indices_or_sections`` nearly equal pieces (the first ones one longer), or at
+    the given indices; each piece a view, as torch.tensor_split."""
+    n = np.shape(_data(x))[dim]
+    split = np.asarray(_data(indices_or_sections))
+    if split.ndim == 0:
+        sections = int(split)
+        if sections <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+        size, extra = divmod(n, sections)
+        bounds = np.cumsum([0] + [size + (i < extra) for i in range(sections)])
+    else:
+        bounds = np.concatenate([[0], np.clip(split, 0, n), [n]])
+    lead = (slice(None),) * (dim % _ndim(x))
+    return tuple(F.getitem(x, lead + (slice(int(a), int(max(a, b))),)) for a, b in zip(bounds[:-1], bounds[1:]))
+
+
+@composite
+def take(x: Any, index: Any) -> Any:
+    """The elements of ``x`` read as a flat vector at ``index`` (its shape kept), as torch.take."""
+    return F.getitem(F.reshape(x, (-1,)), (np.asarray(_data(index)),))
+
+
+@composite
+def diag_embed(x: Any, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Any:
+    """Matrices with the last dim of ``x`` on their ``offset`` diagonal (in the output dims ``dim1``, ``dim2``), zeros
+    elsewhere, as torch.diag_embed."""
+    shape = np.shape(_data(x))
+    n = shape[-1] + abs(offset)
+    rows = np.arange(shape[-1]) + max(-offset, 0)
+    zeros = np.zeros(shape[:-1] + (n, n), dtype=np.result_type(_data(x)))
+    out = F.index_put(zeros, (Ellipsis, rows, rows + offset), x, False)
+    return out if (dim1, dim2) == (-2, -1) else F.movedim(out, (-2, -1), (dim1, dim2))
+
+
+@composite
+def diagflat(x: Any, offset: int = 0) -> Any:
+    """A matrix with the elements of ``x`` (flattened) on its ``offset`` diagonal, as torch.diagflat."""
+    return diag_embed(F.reshape(x, (-1,)), offset)
+
+
+@composite
+def unique(x: Any, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
+           dim: int | None = None) -> Any:
+    """The distinct values (sorted), and optionally the index of each element's value and each value's count, as
+    torch.unique (no gradient, as torch)."""
+    a = np.asarray(_data(x))
+    values, inverse, counts = np.unique(a, return_inverse=True, return_counts=True, axis=dim)
+    if dim is None:
+        inverse = inverse.reshape(a.shape)
+    out = [values] + [inverse] * return_inverse + [counts] * return_counts
+    out = [_no_grad_like(x, o) for o in out]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+@composite
+def heaviside(x: Any, values: Any) -> Any:
+    """0 where ``x`` < 0, 1 where ``x`` > 0 and ``values`` where ``x`` = 0, as torch.heaviside (no gradient)."""
+    return _no_grad_like(x, np.heaviside(_data(x), _data(values)).astype(np.result_type(_data(x), _data(values))))
 
 
 @composite

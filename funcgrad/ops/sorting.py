@@ -16,7 +16,8 @@ import funcgrad.ops as F
 from funcgrad.core.tensor import Tensor
 from funcgrad.ops.registry import composite, nondiff
 
-__all__ = ["argsort", "sort", "msort", "topk", "kthvalue", "median", "aminmax", "cummax", "cummin"]
+__all__ = ["argsort", "sort", "msort", "topk", "kthvalue", "median", "nanmedian", "quantile", "nanquantile", "mode",
+           "aminmax", "cummax", "cummin"]
 
 _Sort = namedtuple("sort", ["values", "indices"])  # as torch.return_types.sort
 _Topk = namedtuple("topk", ["values", "indices"])
@@ -150,18 +151,141 @@ def median(x: Any, dim: int | None = None, keepdim: bool = False) -> Any:
     """
     if dim is not None:
         return _kth(x, (_size(x, dim) - 1) // 2, dim, keepdim, _Median, True)
+    flat = _flat("median", x)
+    return _shared(flat, _kth(flat, (np.shape(_data(flat))[0] - 1) // 2, 0, False, _Median, True).values)
+
+
+@composite
+def nanmedian(x: Any, dim: int | None = None, keepdim: bool = False) -> Any:
+    """``median`` ignoring NaNs (NaN only where all are NaN), as torch.nanmedian."""
+    if dim is not None:
+        return _nan_kth(x, dim, keepdim)
+    flat = _flat("nanmedian", x)
+    return _shared(flat, _nan_kth(flat, 0, False).values)
+
+
+def _flat(name: str, x: Any) -> Any:
     flat = F.reshape(x, (-1,))
-    n = np.shape(_data(flat))[0]
-    if n == 0:
-        raise IndexError("median() input tensor cannot be empty")
-    result = _kth(flat, (n - 1) // 2, 0, False, _Median, True).values
-    if np.result_type(_data(x)).kind not in "fc":
+    if np.shape(_data(flat))[0] == 0:
+        raise IndexError(f"{name}() input tensor cannot be empty")
+    return flat
+
+
+def _shared(flat: Any, result: Any) -> Any:
+    """``result`` (a value of ``flat``) with its gradient shared evenly by the elements equal to it (the NaNs when
+    it is NaN), as torch's median over all elements."""
+    if np.result_type(_data(flat)).kind not in "fc":
         return result  # (no gradient to share)
     value = _data(result)  # a constant: the gradient flows below
     equal = np.isnan(_data(flat)) if np.isnan(value) else _data(flat) == value
     # value + sum over the equal elements of (x - value) / count: exactly the value, and d/dx = 1 / count there
     spread = F.div(F.sum(F.where(equal, F.sub(flat, value), 0.0)), int(np.sum(equal)))
     return F.add(spread, value)
+
+
+@_as_vector
+def _nan_kth(x: Any, dim: int, keepdim: bool) -> Any:
+    """The lower median of the non-NaN values along ``dim`` (NaNs sort last) and its index."""
+    counts = np.sum(~np.isnan(_data(x)), axis=dim, keepdims=True)
+    index = F.take_along_dim(argsort(x, dim, False, True), np.maximum(counts - 1, 0) // 2, dim)
+    values = F.take_along_dim(x, index, dim)
+    if not keepdim:
+        values, index = F.squeeze(values, dim), F.squeeze(index, dim)
+    return _Median(values, index)
+
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+@composite
+def quantile(x: Any, q: Any, dim: int | None = None, keepdim: bool = False, *, interpolation: str = "linear") -> Any:
+    """The ``q``-th quantiles along ``dim`` (of all elements when None), interpolating between the two nearest
+    sorted values as ``interpolation`` says; NaN where a slice holds a NaN. A 1-D ``q`` gives one result per
+    quantile, stacked in front. As torch.quantile; the gradient goes to the values interpolated."""
+    return _quantile("quantile", x, q, dim, keepdim, interpolation, ignore_nan=False)
+
+
+@composite
+def nanquantile(x: Any, q: Any, dim: int | None = None, keepdim: bool = False, *,
+                interpolation: str = "linear") -> Any:
+    """``quantile`` of the non-NaN values (NaN where all are NaN), as torch.nanquantile."""
+    return _quantile("nanquantile", x, q, dim, keepdim, interpolation, ignore_nan=True)
+
+
+def _quantile(name: str, x: Any, q: Any, dim: int | None, keepdim: bool, interpolation: str,
+              ignore_nan: bool) -> Any:
+    if np.result_type(_data(x)).kind != "f":
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    qs = np.asarray(_data(q), dtype=np.float64)
+    if qs.ndim > 1:
+        raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+    if not np.all((qs >= 0) & (qs <= 1)):
+        raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {qs.item()}" if qs.ndim == 0 else
+                           f"{name}() q values must be in the range [0, 1]")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest. "
+                           f"Got {interpolation}")
+    shape = np.shape(_data(x))
+    if dim is None:
+        x, d = F.reshape(x, (-1,)), 0
+    else:
+        _size(x, dim)
+        d = dim % max(len(shape), 1)
+    if np.ndim(_data(x)) == 0:
+        x = F.reshape(x, (1,))
+    s = F.unsqueeze(F.movedim(sort(x, d).values, d, -1), 0)  # (1, *others, n): NaN last
+    data = _data(s)
+    n = data.shape[-1]
+    nan = np.isnan(data)
+    count = np.sum(~nan, axis=-1, keepdims=True) if ignore_nan else np.full(data.shape[:-1] + (1,), n)
+    rank = qs.reshape((-1,) + (1,) * (data.ndim - 1)) * np.maximum(count - 1, 0)  # (Q, *others, 1)
+    if not ignore_nan:  # a slice holding a NaN: its quantile is that NaN (the last sorted), as torch
+        rank = np.where(np.any(nan, axis=-1, keepdims=True), n - 1, rank)
+    if interpolation == "nearest":
+        rank = np.round(rank)
+    lower, upper = np.floor(rank).astype(np.int64), np.ceil(rank).astype(np.int64)
+    wide = F.expand(s, (rank.shape[0],) + data.shape[1:])
+    low, high = F.take_along_dim(wide, lower, -1), F.take_along_dim(wide, upper, -1)
+    if interpolation in ("lower", "nearest"):
+        out = low
+    elif interpolation == "higher":
+        out = high
+    else:
+        weight = 0.5 if interpolation == "midpoint" else rank - lower
+        out = F.add(low, F.mul(F.sub(high, low), weight))
+    out = F.squeeze(out, -1)  # (Q, *others)
+    if keepdim:
+        kept = [1] * len(shape) if dim is None else list(np.shape(_data(out))[1:d + 1]) + [1] + list(
+            np.shape(_data(out))[d + 1:])
+        out = F.reshape(out, (rank.shape[0], *kept))
+    return out if qs.ndim else F.squeeze(out, 0)
+
+
+_Mode = namedtuple("mode", ["values", "indices"])
+
+
+@composite
+def mode(x: Any, dim: int = -1, keepdim: bool = False) -> Any:
+    """The most frequent value along ``dim`` (the smallest of those tied) and the index of its last occurrence, as
+    torch.mode; the gradient goes to that index."""
+    return _mode(x, dim, keepdim)
+
+
+@_as_vector
+def _mode(x: Any, dim: int, keepdim: bool) -> Any:
+    a = np.moveaxis(np.asarray(_data(x)), dim, -1)
+    rows = a.reshape(-1, a.shape[-1])
+    index = np.empty(rows.shape[0], dtype=np.int64)
+    for r, row in enumerate(rows):
+        values, counts = np.unique(row, return_counts=True)
+        value = values[np.argmax(counts)]  # the first of the most frequent: the smallest
+        index[r] = row.size - 1 - np.argmax(row[::-1] == value)
+    index = np.moveaxis(index.reshape(a.shape[:-1] + (1,)), -1, dim)
+    indices = Tensor(index) if isinstance(x, Tensor) else index
+    values = F.take_along_dim(x, indices, dim)
+    if not keepdim:
+        values, indices = F.squeeze(values, dim), F.squeeze(indices, dim)
+    return _Mode(values, indices)
 
 
 @composite

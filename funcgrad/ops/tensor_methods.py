@@ -14,6 +14,7 @@ import numpy as np
 
 import funcgrad.ops as F
 from funcgrad.core.tensor import Tensor
+from funcgrad.ops.inplace import inplace
 from funcgrad.ops.registry import composite, tensor_method
 
 __all__ = ["is_tensor", "is_complex", "is_floating_point", "is_nonzero", "numel"]
@@ -24,6 +25,10 @@ def _sizes(size: tuple[Any, ...]) -> tuple[int, ...]:
     if len(size) == 1 and isinstance(size[0], tuple | list):
         size = tuple(size[0])
     return tuple(int(s) for s in size)
+
+
+def _data(a: Any) -> Any:
+    return a.data if isinstance(a, Tensor) else a
 
 
 def _dtype(self: Tensor, dtype: Any) -> np.dtype:
@@ -70,6 +75,20 @@ def _element_size(self: Tensor) -> int:
     return int(self.data.itemsize)
 
 
+@tensor_method("nbytes")
+@property  # type: ignore[misc]
+def _nbytes(self: Tensor) -> int:
+    """The bytes the elements take (``numel() * element_size()``)."""
+    return int(self.data.size * self.data.itemsize)
+
+
+@tensor_method("itemsize")
+@property  # type: ignore[misc]
+def _itemsize(self: Tensor) -> int:
+    """The size of one element in bytes (``element_size()``)."""
+    return int(self.data.itemsize)
+
+
 @tensor_method("nelement")
 def _nelement(self: Tensor) -> int:
     """The number of elements (``numel``)."""
@@ -99,6 +118,42 @@ def _long(self: Tensor) -> Tensor:
 def _bool(self: Tensor) -> Tensor:
     """``to(bool)``: whether each element is nonzero."""
     return self.to(np.bool_)
+
+
+@tensor_method("short")
+def _short(self: Tensor) -> Tensor:
+    """``to(int16)``."""
+    return self.to(np.int16)
+
+
+@tensor_method("char")
+def _char(self: Tensor) -> Tensor:
+    """``to(int8)``."""
+    return self.to(np.int8)
+
+
+@tensor_method("byte")
+def _byte(self: Tensor) -> Tensor:
+    """``to(uint8)``."""
+    return self.to(np.uint8)
+
+
+@tensor_method("cpu")
+def _cpu(self: Tensor) -> Tensor:
+    """This tensor itself: funcgrad's tensors live in main memory (torch's ``cpu()`` of a CPU tensor)."""
+    return self
+
+
+@tensor_method("is_signed")
+def _is_signed(self: Tensor) -> bool:
+    """Whether the dtype can hold negative values (false for bool and unsigned integers)."""
+    return self.data.dtype.kind in "ifc"
+
+
+@tensor_method("ndimension")
+def _ndimension(self: Tensor) -> int:
+    """The number of dimensions (``dim()``)."""
+    return int(self.data.ndim)
 
 
 @tensor_method("half")
@@ -142,6 +197,19 @@ def _new_tensor(self: Tensor, data: Any, dtype: Any = None, requires_grad: bool 
                       "tensor.new_tensor(sourceTensor).", UserWarning, stacklevel=2)
         data = data.data
     return Tensor(np.array(data, dtype=_dtype(self, dtype), copy=True), requires_grad)
+
+
+@tensor_method("float_power_")
+def _float_power_(self: Tensor, exponent: Any) -> Tensor:
+    """In-place ``float_power``: this tensor must be float64 (complex128 for a complex result), as torch."""
+    complex_ = self.data.dtype.kind == "c" or np.iscomplexobj(_data(exponent))
+    wanted = "ComplexDouble" if complex_ else "Double"
+    if self.data.dtype != (np.complex128 if complex_ else np.float64):
+        name = {"float32": "Float", "float16": "Half", "int64": "Long", "int32": "Int", "float64": "Double",
+                "complex64": "ComplexFloat"}.get(self.data.dtype.name, self.data.dtype.name)
+        raise RuntimeError(f"the base given to float_power_ has dtype {name} but the operation's result requires "
+                           f"dtype {wanted}")
+    return inplace(self, F.float_power, exponent)
 
 
 # ----- predicates and counts (functions as well as methods, as torch) ------------------------------

@@ -447,3 +447,70 @@ def test_sorting_a_0d_tensor_treats_it_as_one_element() -> None:
     (g,) = fg.autograd.grad(fg.sort(x).values, x)
     assert g.item() == 1.0
     assert fg.median(fg.tensor([3, 1, 2])).dtype == np.int64
+
+
+# ----- order statistics, splits and the rest -------------------------------------------------------------------------
+STAT_CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
+    "quantile": (lambda a: fg.quantile(a, 0.3, 1), (fg.tensor(_DISTINCT, requires_grad=True),)),
+    "quantile_q_tensor": (lambda a: fg.quantile(a, fg.tensor([0.1, 0.75]), 0, keepdim=True),
+                          (fg.tensor(_DISTINCT, requires_grad=True),)),
+    "quantile_midpoint": (lambda a: a.quantile(0.4, interpolation="midpoint"),
+                          (fg.tensor(_DISTINCT, requires_grad=True),)),
+    "nanquantile": (lambda a: fg.nanquantile(_special(a, [1.0, np.nan, 1.0, 1.0, np.nan]), 0.6, 1),
+                    (fg.tensor(_DISTINCT, requires_grad=True),)),
+    "nanmedian": (lambda a: fg.nanmedian(_special(a, [1.0, np.nan, 1.0, 1.0, np.nan]), 1).values,
+                  (fg.tensor(_DISTINCT, requires_grad=True),)),
+    "mode": (lambda a: fg.mode(a.round(), 1).values * a[:, :1], (fg.tensor(_DISTINCT, requires_grad=True),)),
+    "tensor_split": (lambda a: fg.tensor_split(a, 2, 1), (_leaf(2, 5),)),
+    "tensor_split_indices": (lambda a: fg.tensor_split(a, [1, 4], 1)[1], (_leaf(2, 5),)),
+    "take": (lambda a: fg.take(a, fg.tensor([[0, 5], [5, 2]])), (_leaf(2, 3),)),
+    "diag_embed": (lambda a: fg.diag_embed(a, 1), (_leaf(2, 3),)),
+    "diag_embed_dims": (lambda a: fg.diag_embed(a, -1, 0, 2), (_leaf(2, 3),)),
+    "diagflat": (fg.diagflat, (_leaf(2, 2),)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STAT_CASES))
+def test_order_statistics_and_splits_first_and_second_derivatives(name: str) -> None:
+    fn, inputs = STAT_CASES[name]
+    assert gradcheck(fn, inputs)
+    assert gradgradcheck(fn, inputs)
+
+
+def test_quantiles_interpolate_between_the_sorted_values() -> None:
+    x = fg.tensor([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]])
+    np.testing.assert_allclose(fg.quantile(x, 0.3, 1).data, [1.9, 5.9])
+    for interpolation, expected in {"lower": 4.0, "higher": 5.0, "midpoint": 4.5, "nearest": 5.0}.items():
+        assert fg.quantile(x, 0.5, interpolation=interpolation).item() == expected
+    assert fg.quantile(x, fg.tensor([0.0, 1.0]), 1).shape == (2, 2)
+    assert np.isnan(fg.quantile(fg.tensor([1.0, np.nan]), 0.5).item())
+    assert fg.nanquantile(fg.tensor([1.0, np.nan, 3.0]), 0.5).item() == 2.0
+    with pytest.raises(RuntimeError, match="q must be in the range"):
+        fg.quantile(x, 1.5)
+    with pytest.raises(RuntimeError, match="must be either float or double"):
+        fg.quantile(fg.tensor([1, 2]), 0.5)
+    assert fg.nanmedian(fg.tensor([1.0, np.nan, 3.0, 2.0])).item() == 2.0
+    m = fg.mode(fg.tensor([[1.0, 2.0, 2.0, 3.0], [4.0, 4.0, 1.0, 1.0]]), 1)
+    assert m.values.tolist() == [2.0, 1.0] and m.indices.tolist() == [2, 3]
+
+
+def test_splits_selections_and_predicates() -> None:
+    pieces = fg.tensor_split(fg.arange(7), 3)
+    assert [p.tolist() for p in pieces] == [[0, 1, 2], [3, 4], [5, 6]]
+    assert [p.tolist() for p in fg.tensor_split(fg.arange(7), [1, 5])] == [[0], [1, 2, 3, 4], [5, 6]]
+    values, inverse, counts = fg.unique(fg.tensor([3, 1, 2, 3, 1]), return_inverse=True, return_counts=True)
+    assert values.tolist() == [1, 2, 3] and inverse.tolist() == [2, 0, 1, 2, 0] and counts.tolist() == [2, 1, 2]
+    assert fg.heaviside(fg.tensor([-1.0, 0.0, 2.0]), fg.tensor([0.5])).tolist() == [0.0, 0.5, 1.0]
+    assert fg.all(fg.tensor([1.0, 0.0])).item() is False
+    assert fg.any(fg.tensor([[1.0, 0.0], [0.0, 0.0]]), 1).tolist() == [True, False]
+    assert fg.all(fg.tensor([1, 2]), 0, keepdim=True).tolist() == [True]
+    assert fg.diagflat(fg.tensor([1.0, 2.0]), 1).tolist() == [[0.0, 1.0, 0.0], [0.0, 0.0, 2.0], [0.0, 0.0, 0.0]]
+    x = fg.ones(2, dtype=np.float32)
+    assert x.short().dtype == np.int16 and x.char().dtype == np.int8 and x.byte().dtype == np.uint8
+    assert x.cpu() is x and x.is_signed() and not x.bool().is_signed() and x.ndimension() == 1
+    assert x.nbytes == 8 and x.itemsize == 4
+    with pytest.raises(RuntimeError, match="the base given to float_power_ has dtype Float"):
+        x.float_power_(2)
+    y = fg.tensor([2.0, 3.0])
+    y.float_power_(2)
+    assert y.tolist() == [4.0, 9.0] and y._version == 1
