@@ -171,3 +171,22 @@ def test_detach_in_place_of_a_view_raises_as_torch() -> None:
     view = (x * 2)[1:]
     with pytest.raises(RuntimeError, match=r"Can't detach views in-place. Use detach\(\) instead"):
         view.detach_()
+
+
+@pytest.mark.parametrize("write", [lambda v: v.mul_(2.0), lambda v: v.clamp_(0.0, 0.5), lambda v: v.zero_(),
+                                   lambda v: v.__setitem__(0, 2.0), lambda v: v.sin_()])
+@pytest.mark.parametrize("recorded", [True, False])
+def test_writing_an_expanded_view_raises_pytorchs_error_and_changes_nothing(write, recorded: bool) -> None:
+    """An expanded view repeats its base's elements: torch refuses to write it. With a history the write goes
+    through the base (copy_slices), where NumPy's own 'assignment destination is read-only' came out instead."""
+    x = fg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    base = x * 1.0 if recorded else fg.tensor([1.0, 2.0, 3.0])
+    view = base.unsqueeze(0).expand(2, 3)
+    history, version = base.grad_fn, base._version
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        write(view)
+    assert base.grad_fn is history and base._version == version
+    np.testing.assert_array_equal(base.data, [1.0, 2.0, 3.0])
+    if recorded:
+        base.sum().backward()
+        np.testing.assert_array_equal(x.grad.data, [1.0, 1.0, 1.0])

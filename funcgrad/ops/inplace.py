@@ -28,10 +28,7 @@ def write(target: Tensor, result: Any) -> None:
     if shape != target.data.shape and np.broadcast_shapes(shape, target.data.shape) != target.data.shape:
         raise RuntimeError(f"output with shape {list(target.data.shape)} doesn't match the broadcast shape "
                            f"{list(np.broadcast_shapes(shape, target.data.shape))}")
-    if not target.data.flags.writeable:
-        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to "
-                           "a single memory location (or it is read-only). Please clone() the tensor before "
-                           "performing the operation.")
+    _check_writable(target)
     try:
         np.copyto(target.data, result, casting="same_kind")
     except TypeError:
@@ -40,6 +37,14 @@ def write(target: Tensor, result: Any) -> None:
     counter = target._version_counter
     if counter is not NO_VERSION:  # inference tensors count no versions, as torch
         counter[0] += 1
+
+
+def _check_writable(target: Tensor) -> None:
+    """PyTorch's error for a write into an expanded (or otherwise read-only) tensor."""
+    if not target.data.flags.writeable:
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to "
+                           "a single memory location (or it is read-only). Please clone() the tensor before "
+                           "performing the operation.")
 
 
 def inplace(self: Tensor, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Tensor:
@@ -88,6 +93,7 @@ def inplace_on_view(view: Any, fn: Callable[..., Any], args: tuple[Any, ...], kw
     if records and base._requires_grad and base.grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation. "
                            "Wrap the update in `with funcgrad.no_grad():` or work on a clone().")
+    _check_writable(view)  # (an expanded view: NumPy's own error would come from inside copy_slices)
     view_fn = view._extra.view_fn
     current = view_fn(base)  # the view's values, with a history starting at the base's current one
     old = (Tensor._from_node(current.data.copy(), current.grad_fn, current.output_nr, [0])

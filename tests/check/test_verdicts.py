@@ -209,7 +209,7 @@ def test_a_vanishing_derivative_of_a_vanishing_function_passes(dtype, fast_mode:
     x = fg.tensor(np.array([0.0, 1.0], dtype), requires_grad=True)
     for f in (_SquarePlus.apply, lambda t: fg.sin(t) * t):
         assert gradcheck(f, (x,), three_valued=True, fast_mode=fast_mode).status == "pass"
-    _SquarePlus.offset = 1e-6
+    _SquarePlus.offset = 1e-6 if dtype == np.float64 else 1e-3  # (float32's backward rounds about 1e-6 of 2)
     try:
         verdict = gradcheck(_SquarePlus.apply, (x,), three_valued=True, fast_mode=fast_mode, raise_exception=False)
     finally:
@@ -303,3 +303,14 @@ def test_wrong_only_at_second_order_needs_a_passing_first_order() -> None:
     assert not second.diagnosis  # "the first derivatives match" was claimed of an undecided first order
     with_second_order([Verdict("pass")], second)
     assert "wrong only at second order" in second.diagnosis[0]
+
+
+@pytest.mark.parametrize("fast_mode", [False, True], ids=["slow", "fast"])
+def test_a_derivative_that_is_rounding_beside_others_is_no_failure(fast_mode: bool) -> None:
+    # softmax is blind to a[:, 0] after cumsum (it shifts every entry): d(grad a[:, 0])/da[:, 0] comes out of the
+    # double backward as rounding, 1e-17, against the finite differences' exact 0; every seed failed
+    for seed in range(3):
+        a = fg.tensor(np.random.default_rng(seed).standard_normal((3, 3)), requires_grad=True)
+        verdict = gradgradcheck(lambda t: fg.softmax(fg.cumsum(t, -1), -1), (a,), three_valued=True,
+                                fast_mode=fast_mode)
+        assert verdict.status == "pass", str(verdict)
