@@ -209,6 +209,18 @@ def test_an_empty_batch_runs_forward_and_backward(layer, out_shape: tuple) -> No
     assert x.grad.shape == x.shape and not w.grad.data.any()
 
 
+def test_conv_transpose_to_an_empty_output_as_torch() -> None:
+    """Padding that cuts the whole (L - 1) s + d (k - 1) + 1 away: torch returns the empty output; it was an error.
+    A negative size still is one."""
+    x, w = fg.ones(2, 1, 2, requires_grad=True), fg.ones(1, 1, 3, requires_grad=True)
+    out = F.conv_transpose1d(x, w, padding=2)
+    assert out.shape == (2, 1, 0)
+    out.sum().backward()
+    assert not x.grad.data.any() and not w.grad.data.any()
+    with pytest.raises(RuntimeError, match="Output size is too small"):
+        F.conv_transpose1d(x, w, padding=3)
+
+
 def test_batch_norm_of_an_empty_batch_keeps_its_statistics() -> None:
     bn = nn.BatchNorm1d(3, momentum=None)
     assert bn(fg.zeros(0, 3)).shape == (0, 3)
@@ -351,6 +363,16 @@ def test_dropout_is_seeded_and_scaled() -> None:
     assert np.all(channels.min(axis=(2, 3)) == channels.max(axis=(2, 3)))  # whole channels kept or dropped
     with pytest.raises(ValueError, match="between 0 and 1"):
         F.dropout(x, 1.5)
+
+
+def test_dropout_of_integers_raises_as_torch() -> None:
+    """The kept elements of an integer input were scaled by int(1 / (1 - p)), 1 for p = 0.3, not 1 / 0.7."""
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type int64"):
+        F.dropout(fg.tensor([1, 2, 3]), 0.3)
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type int64"):
+        nn.Dropout2d(0.5)(fg.tensor(np.ones((2, 2, 2, 2), np.int64)))
+    np.testing.assert_array_equal(F.dropout(fg.tensor([1, 2, 3]), 0.3, training=False).data, [1, 2, 3])
+    np.testing.assert_array_equal(F.dropout(fg.tensor([1, 2, 3]), 0.0).data, [1, 2, 3])  # nothing to scale
 
 
 def test_dropout2d_of_other_ranks_drops_the_channels_of_dim_1_as_torch() -> None:
