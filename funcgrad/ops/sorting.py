@@ -275,12 +275,12 @@ def mode(x: Any, dim: int = -1, keepdim: bool = False) -> Any:
 def _mode(x: Any, dim: int, keepdim: bool) -> Any:
     a = np.moveaxis(np.asarray(_data(x)), dim, -1)
     rows = a.reshape(-1, a.shape[-1])
-    index = np.empty(rows.shape[0], dtype=np.int64)
+    last = np.empty(rows.shape[0], dtype=np.int64)
     for r, row in enumerate(rows):
         values, counts = np.unique(row, return_counts=True)
         value = values[np.argmax(counts)]  # the first of the most frequent: the smallest
-        index[r] = row.size - 1 - np.argmax(row[::-1] == value)
-    index = np.moveaxis(index.reshape(a.shape[:-1] + (1,)), -1, dim)
+        last[r] = row.size - 1 - np.argmax(row[::-1] == value)
+    index = np.moveaxis(last.reshape(a.shape[:-1] + (1,)), -1, dim)
     indices = Tensor(index) if isinstance(x, Tensor) else index
     values = F.take_along_dim(x, indices, dim)
     if not keepdim:

@@ -75,18 +75,18 @@ def _element_size(self: Tensor) -> int:
     return int(self.data.itemsize)
 
 
-@tensor_method("nbytes")
-@property  # type: ignore[misc]
 def _nbytes(self: Tensor) -> int:
     """The bytes the elements take (``numel() * element_size()``)."""
     return int(self.data.size * self.data.itemsize)
 
 
-@tensor_method("itemsize")
-@property  # type: ignore[misc]
 def _itemsize(self: Tensor) -> int:
     """The size of one element in bytes (``element_size()``)."""
     return int(self.data.itemsize)
+
+
+tensor_method("nbytes")(property(_nbytes))  # type: ignore[arg-type]  # properties, as torch's
+tensor_method("itemsize")(property(_itemsize))  # type: ignore[arg-type]
 
 
 @tensor_method("nelement")
