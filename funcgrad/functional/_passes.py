@@ -69,7 +69,12 @@ _TRANSFORMING = _Transforming()  # (a class, not a generator context: a microsec
 
 
 def tracked(x: Tensor) -> Tensor:
-    """A new Tensor object for ``x`` that requires grad, keeping ``x``'s history and tangent."""
+    """A new Tensor object for ``x`` that requires grad, keeping ``x``'s history and tangent. With neither, a
+    detached leaf: an alias would be a view of ``x``, which does not require grad, so writing into a view of it
+    would change ``x`` behind the leaf's back (its history not rewritten: a wrong derivative) instead of raising
+    torch's error for a view of a leaf."""
+    if not x.requires_grad and not tangents_of(x):
+        return x.detach().requires_grad_()
     y = alias(x)
     return y if y.requires_grad else y.requires_grad_()
 

@@ -106,6 +106,8 @@ def _check_probability(p: float) -> None:
 
 def _keep_mask(shape: tuple[int, ...], p: float, dtype: Any, generator: Generator | None) -> np.ndarray:
     """1 / (1 - p) where an element is kept (probability 1 - p), 0 where dropped."""
+    if np.dtype(dtype).kind not in "fc":  # an integer mask would truncate 1 / (1 - p) (to 1 for p < 0.5)
+        raise RuntimeError(f"result type Float can't be cast to the desired output type {np.dtype(dtype)}")
     if p == 1.0:
         return np.zeros(shape, dtype)
     return ((rand(*shape, generator=generator).data >= p) / (1.0 - p)).astype(dtype)

@@ -47,19 +47,29 @@ def _fans(tensor: Tensor) -> tuple[int, int]:
     return shape[1] * receptive, shape[0] * receptive
 
 
+def _random(tensor: Tensor, what: str) -> None:
+    """torch's error for random values into an integer tensor (which would silently round them)."""
+    if tensor.dtype.kind not in "fc":
+        raise NotImplementedError(f"{what} is not implemented for {tensor.dtype}: random initialisation needs a "
+                                  f"floating-point tensor")
+
+
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None) -> Tensor:
     """Fill with U(a, b)."""
+    _random(tensor, "uniform_")
     return _fill(tensor, a + (b - a) * rand(*tensor.shape, generator=generator).data)
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None) -> Tensor:
     """Fill with N(mean, std^2)."""
+    _random(tensor, "normal_")
     return _fill(tensor, mean + std * randn(*tensor.shape, generator=generator).data)
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
                   generator: Generator | None = None) -> Tensor:
     """Fill with N(mean, std^2) truncated to [a, b] (redrawn until inside)."""
+    _random(tensor, "trunc_normal_")
     values = mean + std * randn(*tensor.shape, generator=generator).data
     outside = (values < a) | (values > b)
     while outside.any():

@@ -161,6 +161,20 @@ def test_pullback_and_linearization_keep_the_values_they_were_given() -> None:
     np.testing.assert_allclose(jvp_fn(np.ones(3)), np.cos(x0) * x0 + np.sin(x0))
 
 
+def test_writing_into_a_view_of_a_tensor_input_raises_and_leaves_it_unchanged() -> None:
+    """As for an array input (and torch): the input is a leaf that requires grad. A Tensor input was aliased by a
+    view of itself, so the write went through to the caller's Tensor and the Jacobian missed it (identity)."""
+    def f(x: Any) -> Any:
+        x[1:].mul_(3.0)
+        return x * 1.0
+
+    x = fg.tensor([0.5, -1.0, 2.0])
+    for jacobian in (ff.jacrev(f), lambda x: fg.functional.jacobian(f, x, create_graph=True)):
+        with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+            jacobian(x)
+        np.testing.assert_array_equal(x.data, [0.5, -1.0, 2.0])
+
+
 # ----- Jacobians and Hessians -------------------------------------------------------------------
 
 def nested(x: Any, y: Any) -> dict:

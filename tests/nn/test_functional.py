@@ -353,6 +353,16 @@ def test_dropout_is_seeded_and_scaled() -> None:
         F.dropout(x, 1.5)
 
 
+def test_dropout_of_integers_raises_as_torch() -> None:
+    """The kept elements of an integer input were scaled by int(1 / (1 - p)), 1 for p = 0.3, not 1 / 0.7."""
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type int64"):
+        F.dropout(fg.tensor([1, 2, 3]), 0.3)
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type int64"):
+        nn.Dropout2d(0.5)(fg.tensor(np.ones((2, 2, 2, 2), np.int64)))
+    np.testing.assert_array_equal(F.dropout(fg.tensor([1, 2, 3]), 0.3, training=False).data, [1, 2, 3])
+    np.testing.assert_array_equal(F.dropout(fg.tensor([1, 2, 3]), 0.0).data, [1, 2, 3])  # nothing to scale
+
+
 def test_dropout2d_of_other_ranks_drops_the_channels_of_dim_1_as_torch() -> None:
     """torch warns and drops each (sample, channel) of dim 1 alone: an (N, C) input elementwise. The mask was of
     the dims before the last two, so a 2-D input was dropped or kept whole."""

@@ -89,6 +89,17 @@ def test_init_functions() -> None:
     np.testing.assert_array_equal(a.data, b.data)
 
 
+@pytest.mark.parametrize("fill", [nn.init.uniform_, nn.init.normal_, nn.init.trunc_normal_, nn.init.xavier_uniform_,
+                                  nn.init.kaiming_normal_])
+def test_random_initialisation_of_integers_raises(fill) -> None:
+    """Random values written into an integer tensor were rounded silently; torch raises."""
+    t = fg.tensor(np.zeros((3, 3), np.int64))
+    with pytest.raises(NotImplementedError, match="not implemented for int64"):
+        fill(t)
+    assert not t.data.any() and t._version == 0
+    np.testing.assert_array_equal(nn.init.constant_(t, 2).data, np.full((3, 3), 2))  # torch fills integers
+
+
 def test_layers_without_weights_initialise_as_torch() -> None:
     """torch warns that a zero-element weight has nothing to fill; its fan_in 0 divided by zero here."""
     with pytest.warns(UserWarning, match="Initializing zero-element tensors is a no-op"):
