@@ -288,7 +288,7 @@ def convolution_transpose(input: np.ndarray, weight: np.ndarray, bias: Any, stri
     full = tuple((n - 1) * s + d * (k - 1) + 1 + e for n, s, d, k, e in zip(size, stride, dilation, kernel,
                                                                             output_padding))
     out_size = tuple(f - lo - hi for f, (lo, hi) in zip(full, padding))
-    if min(out_size) < 1:
+    if min(out_size) < 0:  # (an empty output is torch's too)
         raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, size))}). Calculated output size "
                            f"per channel: ({' x '.join(map(str, out_size))}). Output size is too small")
     if groups == 1 and np.ndim(weight) == nd + 2:

@@ -209,6 +209,18 @@ def test_an_empty_batch_runs_forward_and_backward(layer, out_shape: tuple) -> No
     assert x.grad.shape == x.shape and not w.grad.data.any()
 
 
+def test_conv_transpose_to_an_empty_output_as_torch() -> None:
+    """Padding that cuts the whole (L - 1) s + d (k - 1) + 1 away: torch returns the empty output; it was an error.
+    A negative size still is one."""
+    x, w = fg.ones(2, 1, 2, requires_grad=True), fg.ones(1, 1, 3, requires_grad=True)
+    out = F.conv_transpose1d(x, w, padding=2)
+    assert out.shape == (2, 1, 0)
+    out.sum().backward()
+    assert not x.grad.data.any() and not w.grad.data.any()
+    with pytest.raises(RuntimeError, match="Output size is too small"):
+        F.conv_transpose1d(x, w, padding=3)
+
+
 def test_batch_norm_of_an_empty_batch_keeps_its_statistics() -> None:
     bn = nn.BatchNorm1d(3, momentum=None)
     assert bn(fg.zeros(0, 3)).shape == (0, 3)
