@@ -3,7 +3,8 @@ jumps in the derivative that reveal kinks
 (``derivative_jumps``).
 
 A step is a float (PyTorch's fixed central difference) or ``"auto"``: a step per dtype and input scale with two
-Richardson extrapolations, whose difference (plus the rounding noise) is returned as an error estimate. This
+Richardson extrapolations, whose difference (plus the rounding noise) is returned as an error estimate; where they
+do not converge (a step far too large for the function), Ridders' ladder from that step down (``steps.py``). This
 module only measures; comparing with autograd is ``gradcheck``'s job.
 """
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.autograd import no_grad
+from funcgrad.check.steps import derivative
 from funcgrad.core.tensor import Tensor
 from funcgrad.functional._blocks import Progress
 
@@ -21,6 +23,7 @@ __all__ = ["Step", "evaluate", "jacobian_fd", "jvp_fd", "derivative_jumps", "aut
            "Cells", "perturbable", "COMPLEX_COORDINATES"]
 
 Step = float | str
+_UNCONVERGED = 1e-3  # eps="auto": a relative error estimate beyond this sends the shift down a ladder of steps
 COMPLEX_COORDINATES = ("complex values are compared as (real, imaginary) pairs: a complex tensor's last coordinate "
                        "is 0 for the real part, 1 for the imaginary part")  # (reports say so when one is complex)
 _Shifted = Callable[[float], list[np.ndarray]]
@@ -117,7 +120,24 @@ def _derivative(shifted: _Shifted, h: float, auto: bool) -> tuple[list[np.ndarra
     # two Richardson extrapolations cancel the h² term; their gap bounds the error of the first one
     r1 = [(4 * b - a) / 3 for a, b in zip(d1, d2)]
     r2 = [(4 * b - a) / 3 for a, b in zip(d2, d4)]
-    return r2, [np.abs(b - a) + 4 * n for a, b, n in zip(r1, r2, noise)]
+    errors = [np.abs(b - a) + 4 * n for a, b, n in zip(r1, r2, noise)]
+    if all(np.all(e <= _UNCONVERGED * np.abs(v)) for e, v in zip(errors, r2)):
+        return r2, errors
+    return _laddered(shifted, h, r2, errors)
+
+
+def _laddered(shifted: _Shifted, h: float, values: list[np.ndarray],
+              errors: list[np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Where Richardson from ``h`` did not converge (``h`` far too large for the function: softmax of float32 inputs
+    near 1000 has h = 41), Ridders' ladder of halving steps from ``h`` down, element by element the better
+    estimate."""
+    eps = max((float(np.finfo(o.dtype).eps) for o in shifted(0.0)), default=0.0)
+    ladder = derivative(lambda t: (np.concatenate([o.astype(np.float64) for o in shifted(t)] or [np.zeros(0)]), t),
+                        h, eps)
+    cuts = np.cumsum([v.size for v in values])[:-1]
+    better = [(np.where(e2 < e, v2, v), np.minimum(e2, e)) for v, e, v2, e2 in
+              zip(values, errors, np.split(ladder.value, cuts), np.split(ladder.error, cuts))]
+    return [v for v, _ in better], [e for _, e in better]
 
 
 def _column_shift(func: Callable[..., Any], inputs: Sequence[Any], flat: np.ndarray | Cells, k: int) -> _Shifted:
