@@ -4,6 +4,8 @@ Each function takes Tensors, arrays or scalars: given a Tensor it returns a Tens
 node when needed); given only arrays it returns the NumPy result. Importing this package also
 installs the Tensor methods and the engine's gradient space (``funcgrad.ops.install``).
 """
+from funcgrad.ops.aliases import *  # noqa: F403
+from funcgrad.ops.compositions import *  # noqa: F403
 from funcgrad.ops.derivatives.elementwise import *  # noqa: F403
 from funcgrad.ops.derivatives.indexing import *  # noqa: F403
 from funcgrad.ops.derivatives.linalg import *  # noqa: F403
@@ -14,6 +16,8 @@ from funcgrad.ops.derivatives.shape import *  # noqa: F403
 from funcgrad.ops.derivatives.views import *  # noqa: F403
 from funcgrad.ops.install import install
 from funcgrad.ops.registry import COMPOSITES, OPS
+from funcgrad.ops.sorting import *  # noqa: F403
+from funcgrad.ops.tensor_methods import *  # noqa: F403
 
 install()
 

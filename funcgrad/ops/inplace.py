@@ -7,6 +7,7 @@ becomes the tensor's new history. On a view, the base's history becomes
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ from funcgrad.core.tensor import Tensor
 from funcgrad.core.views import check_inplace_on_view, refresh_views, set_history
 from funcgrad.ops.jvp import inplace_tangent
 
-__all__ = ["write", "inplace", "inplace_on_view", "rebase_view"]
+__all__ = ["write", "inplace", "inplace_on_view", "rebase_view", "restride"]
 
 
 def write(target: Tensor, result: Any) -> None:
@@ -116,3 +117,33 @@ def rebase_view(view: Tensor) -> None:
     new_base = ops.copy_slices(base, view, view._extra.view_fn)
     set_history(base, new_base.grad_fn, 0, new_base._requires_grad)
     refresh_views(base)
+
+
+def restride(self: Tensor, view_op: Callable[..., Any], undo: Callable[[Any], Any], *args: Any) -> Tensor:
+    """``self`` becomes ``view_op(self, *args)`` in place (``t_``, ``squeeze_``, ...): the same memory seen with
+    another shape, the view op as its newest history, and a version bump, as torch. ``undo`` maps the new
+    shape back to the old one, so the tensor's existing views keep seeing the same elements."""
+    if self._version_counter is NO_VERSION:
+        check_inference_inplace()
+    if self._requires_grad and self.grad_fn is None and STATE.grad_enabled:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    out = view_op(self, *args)
+    extra = self._extra
+    if extra is not None and extra.views:  # the views of self were made from the old shape
+        for view in (ref() for ref in extra.views):
+            if view is not None and view is not out:
+                view._extra.view_fn = partial(_after, undo, view._extra.view_fn)
+    if extra is not None and extra.base is not None:
+        extra.view_fn = out._extra.view_fn  # self's own view function gains the step
+    self.data = out.data
+    if STATE.grad_enabled and out._requires_grad:
+        set_history(self, out.grad_fn, out.output_nr, True)
+    counter = self._version_counter
+    if counter is not NO_VERSION:
+        counter[0] += 1
+    return self
+
+
+def _after(first: Callable[[Any], Any], then: Callable[[Any], Any], base: Any) -> Any:
+    """``then(first(base))``: a view function composed with a step before it."""
+    return then(first(base))

@@ -13,7 +13,7 @@ from funcgrad import ops
 from funcgrad.core.engine import register_gradient_space
 from funcgrad.core.tensor import Tensor
 from funcgrad.ops import kernels, numpy_protocols
-from funcgrad.ops.inplace import inplace
+from funcgrad.ops.inplace import inplace, restride
 from funcgrad.ops.registry import COMPOSITES, METHODS
 
 __all__ = ["install"]
@@ -106,6 +106,32 @@ def _in_place(fn: Callable[..., Any]) -> Callable[..., Any]:
     return method
 
 
+def _restride_method(name: str, view_op: Callable[..., Any],
+                     undo: Callable[[Tensor, tuple[int, ...], tuple[Any, ...]], Any]) -> Callable[..., Tensor]:
+    def method(self: Tensor, *args: Any) -> Tensor:
+        shape = self.data.shape
+        return restride(self, view_op, lambda t: undo(t, shape, args), *args)
+    method.__name__ = f"{name}_"
+    method.__doc__ = f"In-place {name}: this tensor seen with the new shape (same memory); bumps the version."
+    return method
+
+
+def _reshaped_back(t: Any, shape: tuple[int, ...], args: tuple[Any, ...]) -> Any:
+    return ops.reshape(t, shape)
+
+
+def _transposed_back(t: Any, shape: tuple[int, ...], args: tuple[Any, ...]) -> Any:
+    return ops.transpose(t, *args) if args else _transposed(t)
+
+
+# shape-changing in-place forms: name -> (the view op, its inverse given the old shape and the arguments)
+_RESTRIDES: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
+    "t": (_t, _transposed_back), "transpose": (ops.transpose, _transposed_back),
+    "swapdims": (ops.transpose, _transposed_back), "swapaxes": (ops.transpose, _transposed_back),
+    "squeeze": (ops.squeeze, _reshaped_back), "unsqueeze": (ops.unsqueeze, _reshaped_back),
+}
+
+
 def install() -> None:
     """Give Tensor the op table's functions as methods, plus Python's operators and in-place forms, and
     give the engine its gradient space."""
@@ -149,8 +175,15 @@ def install() -> None:
     for name in ("add", "sub", "mul", "div", "pow", "clamp", "exp", "log", "sqrt", "neg", "abs", "sin", "cos",
                  "tanh", "sigmoid", "relu", "floor", "ceil", "round", "sign", "remainder", "reciprocal", "masked_fill",
                  "scatter", "scatter_add", "log1p", "expm1", "square", "rsqrt", "erf", "tan", "asin", "atan", "log2",
-                 "log10", "trunc", "sgn", "exp2"):
+                 "log10", "trunc", "sgn", "exp2", "lerp", "addcmul", "addcdiv", "nan_to_num", "logit", "xlogy", "frac",
+                 "fmod", "deg2rad", "rad2deg", "true_divide", "tril", "triu", "index_add", "index_fill", "clamp_min",
+                 "clamp_max", "clip", "acos", "acosh", "asinh", "atanh", "cosh", "sinh", "erfc", "lgamma", "digamma",
+                 "hypot", "atan2", "logaddexp", "cumsum", "cumprod", "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
+                 "logical_or", "logical_xor", "logical_not", "absolute", "negative", "multiply", "divide", "subtract",
+                 "fix", "copysign", "conj_physical", "floor_divide", "arccos", "arcsin", "arctan", "arctan2"):
         setattr(Tensor, f"{name}_", _in_place(getattr(ops, name)))
+    for name, (view_op, undo) in _RESTRIDES.items():
+        setattr(Tensor, f"{name}_", _restride_method(name, view_op, undo))
     Tensor.fill_ = _in_place(ops.fill)  # type: ignore[attr-defined]
     Tensor.copy_ = _in_place(ops.copy)  # type: ignore[attr-defined]
     Tensor.zero_ = lambda self: inplace(self, ops.fill, 0)  # type: ignore[attr-defined]

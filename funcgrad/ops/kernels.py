@@ -238,9 +238,39 @@ def copy(x: np.ndarray, src: Any) -> np.ndarray:
     return np.broadcast_to(src, x.shape).astype(x.dtype)
 
 
-def clone(x: np.ndarray) -> np.ndarray:
-    """A copy of ``x`` with its own memory."""
+def clone(x: np.ndarray, memory_format: str = "preserve_format") -> np.ndarray:
+    """A copy of ``x`` with its own memory, laid out as ``x`` (torch's ``preserve_format``) or in row-major
+    order (``"contiguous_format"``, what ``Tensor.contiguous`` asks for)."""
+    if memory_format not in ("preserve_format", "contiguous_format"):
+        raise ValueError(f"clone: memory_format must be 'preserve_format' or 'contiguous_format', "
+                         f"got {memory_format!r}")
+    if memory_format == "contiguous_format" and not isinstance(x, Structured):
+        return np.array(x, order="C", copy=True)
     return dense_copy(x)
+
+
+def xlogy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``x * log(y)``, 0 where x = 0 (unless y is NaN), as torch.xlogy (a named kernel: with SciPy's array API
+    switched on, ``scipy.special.xlogy`` is a wrapper, not a ufunc)."""
+    return sp.xlogy(x, y)
+
+
+def erfinv(x: np.ndarray) -> np.ndarray:
+    """The inverse of erf on (-1, 1) (SciPy's, named here as ``xlogy``)."""
+    return sp.erfinv(x)
+
+
+def frac(x: np.ndarray) -> np.ndarray:
+    """The fractional part ``x - trunc(x)``, with x's sign (torch's ``frac``; floats only)."""
+    if np.asarray(x).dtype.kind != "f":
+        raise NotImplementedError(f'"frac_cpu" not implemented for \'{_torch_name(np.asarray(x).dtype)}\'')
+    return x - np.trunc(x)
+
+
+def _torch_name(dtype: np.dtype) -> str:
+    """torch's name of a NumPy dtype in its error texts (``int64`` -> ``Long``)."""
+    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool"}.get(dtype.name, dtype.name)
 
 
 def to_copy(x: np.ndarray, dtype: Any) -> np.ndarray:

@@ -13,7 +13,8 @@ DOMAINS: dict[str, tuple[float, float]] = {
     "acos": (-0.8, 0.8), "atan": (-3, 3), "atan2": (0.3, 3), "hypot": (0.3, 3), "sinh": (-2, 2), "cosh": (-2, 2),
     "tanh": (-2, 2), "asinh": (-3, 3), "acosh": (1.2, 3), "atanh": (-0.8, 0.8), "sigmoid": (-3, 3),
     "tanh_backward": (-0.9, 0.9), "sigmoid_backward": (0.1, 0.9),  # (polynomials: any range; the outputs' ranges)
-    "erf": (-2, 2), "erfc": (-2, 2), "lgamma": (0.3, 4), "digamma": (0.3, 4),
+    "erf": (-2, 2), "erfc": (-2, 2), "erfinv": (-0.8, 0.8), "logaddexp2": (-3, 3), "xlogy": (0.2, 3),
+    "lgamma": (0.3, 4), "digamma": (0.3, 4),
 }
 
 SAMPLES: dict[str, list[S]] = {
@@ -27,6 +28,11 @@ SAMPLES: dict[str, list[S]] = {
     "remainder": [S(A(4, lo=0.1, hi=0.9) + np.array([0.0, 1.0, 2.0, 3.0]), np.array(1.5))],
     "reciprocal": [S(P(3, 2))],
     "floor_divide": [S(A(3), P(3))],
+    "fmod": [S(np.array([-2.7, -0.4, 0.3, 1.6, 2.9]), np.array(1.3)),  # kinks where x / y is an integer
+             S(np.array([[2.5], [-1.25]]), np.array([0.7, -0.9, 1.1]))],
+    "frac": [S(np.array([-2.7, -0.4, 0.3, 1.6]))],
+    "xlogy": [S(np.array([[0.5, -1.2, 2.0], [1.1, 0.3, -0.7]]), np.array([0.6, 1.4, 2.2])),
+              S(np.array([0.0, 0.8]), np.array([1.5, 0.9])), S(1.5, np.array([0.5, 2.0]))],
     "exp": [S(A(3, 2))], "exp2": [S(A(3))], "expm1": [S(A(3))],
     "log": [S(P(3, 2))], "log2": [S(P(3))], "log10": [S(P(3))], "log1p": [S(P(3))],
     "sqrt": [S(P(3, 2))], "rsqrt": [S(P(3))], "square": [S(A(3, 2))],
@@ -56,6 +62,9 @@ SAMPLES: dict[str, list[S]] = {
     "where": [S(np.array([True, False, True]), A(3), A(2, 3))],
     "erf": [S(A(3))], "erfc": [S(A(3))], "lgamma": [S(P(3))], "digamma": [S(P(3))],
     "polygamma": [S(1, P(3)), S(2, P(2))],
+    "erfinv": [S(np.array([-0.85, -0.2, 0.4, 0.7]))],
+    "sinc": [S(np.array([[-1.7, -0.3], [0.45, 2.2]]))],
+    "logaddexp2": [S(np.array([[-1.2, 0.4], [2.5, 0.1]]), np.array([0.7, -0.9])), S(np.array([3.0, -2.0]), 1.5)],
     "clone": [S(A(3, 2))],
     "to_copy": [S(A(2), np.float64)],  # float32 round-off defeats finite differences; see test_tensor
     "fill": [S(A(3), np.array(0.7))],

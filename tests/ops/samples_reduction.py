@@ -21,10 +21,12 @@ SAMPLES: dict[str, list[S]] = {
     "amin": [S(_DISTINCT), S(_DISTINCT, -1, keepdim=True)],
     "argmax": [S(_DISTINCT), S(_DISTINCT, 1), S(_DISTINCT, 0, keepdim=True)],
     "argmin": [S(_DISTINCT), S(_DISTINCT, -1)],
+    "argsort": [S(_DISTINCT), S(_DISTINCT, 0, True), S(np.array([1.0, np.nan, 1.0, -2.0]), -1, True, True)],
     # ----- smooth reductions, scans and normalizations ----------------------------------------------
     "logsumexp": [S(A(3, 4), 1), S(A(2, 3, 4), (0, 2), keepdim=True), S(A(), 0),
                   S(np.array([800.0, 801.0, 799.0]), 0)],
     "cumsum": [S(A(3, 4), 1), S(A(2, 3, 4), -3), S(A(), 0)],
+    "logcumsumexp": [S(_DISTINCT, 1), S(_DISTINCT * 300, 0), S(np.array(0.7), 0)],
     "cumprod": [S(A(3, 4), 1), S(A(2, 3, 4), -2), S(A(), 0), S(_WITH_ZEROS, 0), S(_WITH_ZEROS, 1)],
     "norm": [S(A(3, 4)), S(A(3, 4), 3, 1), S(A(3, 4), 1.5, (0, 1), keepdim=True), S(A(3, 4), 0.5, -1),
              S(A(3, 4), "fro", 0), S(A(3, 4), 1, 1), S(_DISTINCT, np.inf, 1), S(_DISTINCT, -np.inf)],

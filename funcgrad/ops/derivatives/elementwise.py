@@ -35,7 +35,7 @@ from funcgrad.ops import formulas as R
 from funcgrad.ops import kernels as K
 from funcgrad.ops.registry import ELEMENTWISE, LINEAR, NONDIFF, allow_complex, composite, defop, nondiff
 
-LN2, LN10, TWO_OVER_SQRT_PI = math.log(2.0), math.log(10.0), 2.0 / math.sqrt(math.pi)
+LN2, LN10, SQRT_PI, TWO_OVER_SQRT_PI = math.log(2.0), math.log(10.0), math.sqrt(math.pi), 2.0 / math.sqrt(math.pi)
 
 # ----- arithmetic -----------------------------------------------------------------------------
 add       = defop("add",       np.add,         x=lambda g: g,         y=lambda g: g,  jvp=ELEMENTWISE)
@@ -47,6 +47,8 @@ pow       = defop("pow",       np.power,       x=R.pow_base_grad,     y=R.pow_ex
 remainder = defop("remainder", np.remainder,   x=lambda g: g,         y=lambda g, x, y: -g * F.floor_divide(x, y), jvp=ELEMENTWISE)
 reciprocal = defop("reciprocal", np.reciprocal, x=lambda g, out: g * -F.conj(F.square(out)), jvp=ELEMENTWISE)
 floor_divide = nondiff("floor_divide", np.floor_divide)  # integer-valued steps: no gradient, as torch
+fmod      = defop("fmod",      np.fmod,        x=lambda g: g,         y=lambda g, x, y: -g * F.trunc(x / y), jvp=ELEMENTWISE)
+frac      = defop("frac",      K.frac,         x=lambda g: g,         jvp=ELEMENTWISE)
 
 # ----- exponentials and logarithms ------------------------------------------------------------
 exp   = defop("exp",   np.exp,   x=lambda g, out: g * F.conj(out),      jvp=ELEMENTWISE)
@@ -59,8 +61,12 @@ log1p = defop("log1p", np.log1p, x=lambda g, x: g / F.conj(x + 1),      jvp=ELEM
 sqrt  = defop("sqrt",  np.sqrt,  x=lambda g, out: g / F.conj(2 * out),  jvp=ELEMENTWISE)
 rsqrt = defop("rsqrt", K.rsqrt,  x=lambda g, out: -0.5 * g * F.conj(out ** 3), jvp=ELEMENTWISE)
 square = defop("square", np.square, x=lambda g, x: 2 * g * F.conj(x),   jvp=ELEMENTWISE)
+xlogy = defop("xlogy", K.xlogy, x=lambda g, x, y: F.where((x == 0) & (y <= 0), 0.0, F.xlogy(g, y)),  # 0 where x = 0,
+                                 y=lambda g, x, y: g * x / y, jvp=ELEMENTWISE)                       # y <= 0, as torch
 logaddexp = defop("logaddexp", np.logaddexp, x=lambda g, x, y: g * F.sigmoid(x - y),  # = exp(x - out), 1 at x = inf
                                              y=lambda g, x, y: g * F.sigmoid(y - x), jvp=ELEMENTWISE)
+logaddexp2 = defop("logaddexp2", np.logaddexp2, x=lambda g, x, y: g * F.sigmoid((x - y) * LN2),
+                                                y=lambda g, x, y: g * F.sigmoid((y - x) * LN2), jvp=ELEMENTWISE)
 
 # ----- trigonometric and hyperbolic -----------------------------------------------------------
 sin   = defop("sin",   np.sin,     x=R.Scaled(lambda x: F.cos(x)),                      jvp=ELEMENTWISE)
@@ -161,6 +167,8 @@ erf     = defop("erf",     sp.erf,     x=lambda g, x: g * TWO_OVER_SQRT_PI * F.e
 erfc    = defop("erfc",    sp.erfc,    x=lambda g, x: -g * TWO_OVER_SQRT_PI * F.exp(-x * x), jvp=ELEMENTWISE)
 lgamma  = defop("lgamma",  sp.gammaln, x=lambda g, x: g * F.digamma(x),                      jvp=ELEMENTWISE)
 digamma = defop("digamma", sp.digamma, x=lambda g, x: g * F.polygamma(1, x),                 jvp=ELEMENTWISE)
+erfinv  = defop("erfinv",  K.erfinv,  x=lambda g, out: g * (0.5 * SQRT_PI) * F.exp(F.square(out)),   jvp=ELEMENTWISE)
+sinc    = defop("sinc",    np.sinc,    x=R.sinc_grad,                                            jvp=ELEMENTWISE)  # 0 at 0, as torch
 polygamma = defop("polygamma", K.polygamma, x=lambda g, n, x: g * F.polygamma(n + 1, x),     jvp=ELEMENTWISE)
 
 # ----- copying and overwriting (the functional forms of fill_ and copy_) --------------------------------

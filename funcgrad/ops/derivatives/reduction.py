@@ -123,6 +123,11 @@ def _cumprod(x, dim):
     return np.cumprod(np.atleast_1d(x), axis=dim).reshape(np.shape(x))
 
 
+def _logcumsumexp(x, dim):
+    """log(cumsum(exp(x))) along ``dim``, without overflow."""
+    return np.logaddexp.accumulate(np.atleast_1d(x), axis=dim).reshape(np.shape(x))
+
+
 def _norm(x, p=2, dim=None, keepdim=False):
     """The vector p-norm over ``dim`` (all dims when None); ``p`` > 0, inf, -inf or 'fro' (= 2)."""
     p, axes = _norm_order(p), _dims(dim, np.ndim(x))
@@ -212,6 +217,35 @@ def _log_softmax_grad(g, out, axes):
 def _logsumexp_grad(g, x, out, dim, keepdim):
     """d logsumexp(x) / dx_i = exp(x_i - logsumexp(x))."""
     return R.unreduce(g, x.shape, dim, keepdim) * F.exp(x - R.unreduce(out, x.shape, dim, keepdim))
+
+
+def _signed_logs(t):
+    """(log t where t > 0, log -t where t < 0), a huge negative number elsewhere: t = exp(pos) - exp(neg) exactly,
+    and no log is taken of a 0 (whose derivative would be NaN in the next order). The filler is -sqrt(max float),
+    not the lowest float, so that sums of a few of them (in higher orders) do not overflow."""
+    lowest = -math.sqrt(np.finfo(t.dtype).max)
+    log_abs = F.log(F.where(t != 0, F.abs(t), 1.0))
+    return F.where(t > 0, log_abs, lowest), F.where(t < 0, log_abs, lowest)
+
+
+def _logcumsumexp_grad(g, x, out, dim):
+    """d out_j / dx_i = exp(x_i - out_j) for i <= j, so grad_i = sum_{j >= i} g_j exp(x_i - out_j), summed in
+    log space for each sign of g (torch's way: no overflow): exp(x_i + rlcse_i(log g+ - out)) - (same for g-),
+    with rlcse the logcumsumexp taken from the end."""
+    dims = _dims_from_end(dim, np.ndim(x))
+    if not dims:
+        return g
+    suffix = [F.flip(F.logcumsumexp(F.flip(part - out, dims), dims[0]), dims) for part in _signed_logs(g)]
+    return F.exp(x + suffix[0]) - F.exp(x + suffix[1])
+
+
+def _logcumsumexp_jvp(x_t, x, out, dim):
+    """d out_j = sum_{i <= j} exp(x_i - out_j) dx_i, in log space for each sign of dx (as the VJP)."""
+    dims = _dims_from_end(dim, np.ndim(x))
+    if not dims:
+        return x_t
+    pos, neg = (F.exp(F.logcumsumexp(part + x, dims[0]) - out) for part in _signed_logs(x_t))
+    return pos - neg
 
 
 def _others_product(x, dim):
@@ -355,6 +389,7 @@ logsumexp   = defop("logsumexp",   _logsumexp,   x=_logsumexp_grad, jvp=_logsume
 cumsum      = defop("cumsum",      _cumsum,
                     x=lambda g, x_shape, dim: _reverse_cumsum(g, _dims_from_end(dim, len(x_shape))), jvp=_cumsum_jvp)
 cumprod     = defop("cumprod",     _cumprod,     x=_cumprod_grad, jvp=_cumprod_jvp)
+logcumsumexp = defop("logcumsumexp", _logcumsumexp, x=_logcumsumexp_grad, jvp=_logcumsumexp_jvp)
 norm        = defop("norm",        _norm,        x=_norm_grad, jvp=_norm_jvp)  # 0 where the norm is 0, as torch
 softmax     = defop("softmax",     _softmax,
                     x=lambda g, out, dim: _softmax_grad(g, out, _dims_from_end(dim, out.ndim)),

@@ -1,0 +1,210 @@
+"""PyTorch's other names for the table's ops (``absolute``, ``arccos``, ``multiply``, ``greater``, ...), and the small
+functions torch code calls that are one op with fixed arguments (``clamp_min``, ``divide`` with a rounding mode,
+``addmm``, ``mv``, ``reshape_as``, ``masked_select``, ``nonzero``, ...). Each is a function and a Tensor method, as
+in torch, and differentiable wherever the op it names is.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import funcgrad.ops as F
+from funcgrad.core.tensor import Tensor
+from funcgrad.ops.derivatives import elementwise, indexing
+from funcgrad.ops.registry import COMPOSITES, composite
+
+__all__ = ["clamp_min", "clamp_max", "clip", "divide", "subtract", "addmm", "addmv", "addr", "addbmm", "baddbmm", "mv",
+           "ger", "reshape_as", "masked_select", "nonzero", "argwhere", "signbit", "isposinf", "isneginf", "isreal",
+           "copysign", "ravel", "t", "ALIASES"]
+
+# torch's second name -> the op's (the alias is the op's function itself: same docs, same node names)
+ALIASES = {"absolute": "abs", "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arccosh": "acosh",
+           "arcsinh": "asinh", "arctanh": "atanh", "arctan2": "atan2", "negative": "neg", "multiply": "mul",
+           "greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le", "not_equal": "ne",
+           "fix": "trunc", "concat": "cat", "concatenate": "cat"}
+
+
+def _data(a: Any) -> Any:
+    return a.data if isinstance(a, Tensor) else a
+
+
+def _like(x: Any, array: np.ndarray) -> Any:
+    """``array`` as a Tensor when ``x`` is one (a result without gradient)."""
+    return Tensor(array) if isinstance(x, Tensor) else array
+
+
+# ----- clamping and division -----------------------------------------------------------------------------
+@composite
+def clamp_min(x: Any, min: Any) -> Any:  # noqa: A002
+    """``clamp(x, min=min)``."""
+    return F.clamp(x, min, None)
+
+
+@composite
+def clamp_max(x: Any, max: Any) -> Any:  # noqa: A002
+    """``clamp(x, max=max)``."""
+    return F.clamp(x, None, max)
+
+
+@composite
+def clip(x: Any, min: Any = None, max: Any = None) -> Any:  # noqa: A002
+    """``clamp`` under torch's other name."""
+    return F.clamp(x, min, max)
+
+
+@composite
+def divide(x: Any, y: Any, *, rounding_mode: str | None = None) -> Any:
+    """``x / y``; ``rounding_mode`` ``"trunc"`` or ``"floor"`` rounds the quotient (then no gradient), as torch.div."""
+    if rounding_mode is None:
+        return F.div(x, y)
+    if rounding_mode == "floor":
+        return F.floor_divide(x, y)
+    if rounding_mode == "trunc":
+        quotient = F.trunc(F.div(x, y))  # a zero gradient, as torch's
+        dtype = np.result_type(_data(x), _data(y))
+        return F.to_copy(quotient, dtype) if dtype.kind in "iu" else quotient
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+
+
+@composite
+def subtract(x: Any, y: Any, *, alpha: Any = 1) -> Any:
+    """``x - alpha * y``, as torch.subtract."""
+    return F.sub(x, y if alpha == 1 else F.mul(y, alpha))
+
+
+# ----- products with an added term ---------------------------------------------------------------------------
+def _scaled_sum(x: Any, product: Any, beta: Any, alpha: Any) -> Any:
+    """``beta * x + alpha * product``; ``x`` is ignored when beta is 0 (NaN and inf in it too), as torch."""
+    scaled = product if alpha == 1 else F.mul(product, alpha)
+    if beta == 0:  # x only broadcasts the result and gets a zero gradient
+        return F.add(scaled, F.mul(F.where(F.isfinite(x), x, 0.0), 0.0))
+    return F.add(x if beta == 1 else F.mul(x, beta), scaled)
+
+
+@composite
+def addmm(x: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    """``beta * x + alpha * (mat1 @ mat2)`` for matrices, as torch.addmm."""
+    return _scaled_sum(x, F.mm(mat1, mat2), beta, alpha)
+
+
+@composite
+def addmv(x: Any, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    """``beta * x + alpha * (mat @ vec)``, as torch.addmv."""
+    return _scaled_sum(x, mv(mat, vec), beta, alpha)
+
+
+@composite
+def addr(x: Any, vec1: Any, vec2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    """``beta * x + alpha * outer(vec1, vec2)``, as torch.addr."""
+    return _scaled_sum(x, F.outer(vec1, vec2), beta, alpha)
+
+
+@composite
+def addbmm(x: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    """``beta * x + alpha * sum_i batch1[i] @ batch2[i]``, as torch.addbmm."""
+    return _scaled_sum(x, F.sum(F.bmm(batch1, batch2), 0), beta, alpha)
+
+
+@composite
+def baddbmm(x: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    """``beta * x + alpha * (batch1 @ batch2)`` batch by batch, as torch.baddbmm."""
+    return _scaled_sum(x, F.bmm(batch1, batch2), beta, alpha)
+
+
+@composite
+def mv(x: Any, vec: Any) -> Any:
+    """The matrix-vector product ``x @ vec``, as torch.mv."""
+    if np.ndim(_data(x)) != 2 or np.ndim(_data(vec)) != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {np.ndim(_data(x))}, {np.ndim(_data(vec))}")
+    return F.matmul(x, vec)
+
+
+@composite
+def ger(x: Any, vec2: Any) -> Any:
+    """``outer`` under its old name."""
+    return F.outer(x, vec2)
+
+
+# ----- shapes and selections ----------------------------------------------------------------------------------
+@composite
+def reshape_as(x: Any, other: Any) -> Any:
+    """``x`` reshaped to ``other``'s shape."""
+    return F.reshape(x, np.shape(_data(other)))
+
+
+@composite
+def ravel(x: Any) -> Any:
+    """The elements as a 1-D tensor (a view when possible), as torch.ravel."""
+    return F.reshape(x, (-1,))
+
+
+@composite
+def t(x: Any) -> Any:
+    """The transpose of a matrix; a vector or a scalar as it is, as torch.t."""
+    if np.ndim(_data(x)) > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {np.ndim(_data(x))}D")
+    return F.permute(x, tuple(range(np.ndim(_data(x)) - 1, -1, -1)))
+
+
+@composite
+def masked_select(x: Any, mask: Any) -> Any:
+    """The elements of ``x`` where ``mask`` (broadcast with it) is true, as a 1-D tensor, as torch.masked_select."""
+    m = np.asarray(_data(mask))
+    if m.dtype != np.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    shape = np.broadcast_shapes(np.shape(_data(x)), m.shape)
+    return F.getitem(F.broadcast_to(x, shape), (np.broadcast_to(m, shape),))
+
+
+@composite
+def nonzero(x: Any, *, as_tuple: bool = False) -> Any:
+    """The indices of the nonzero elements: an int64 tensor of shape (count, ndim), or with ``as_tuple`` one index
+    tensor per dim, as torch.nonzero."""
+    a = np.asarray(_data(x))
+    if as_tuple:
+        return tuple(_like(x, i) for i in np.nonzero(np.atleast_1d(a)))
+    return _like(x, np.argwhere(a).astype(np.int64))
+
+
+@composite
+def argwhere(x: Any) -> Any:
+    """``nonzero(x)``: the indices of the nonzero elements as rows."""
+    return nonzero(x)
+
+
+# ----- predicates and signs -------------------------------------------------------------------------------------
+@composite
+def signbit(x: Any) -> Any:
+    """Whether the sign bit is set (true for -0.0), a bool tensor."""
+    return _like(x, np.signbit(_data(x)))
+
+
+@composite
+def isposinf(x: Any) -> Any:
+    """Whether each element is +inf."""
+    return _like(x, np.isposinf(_data(x)))
+
+
+@composite
+def isneginf(x: Any) -> Any:
+    """Whether each element is -inf."""
+    return _like(x, np.isneginf(_data(x)))
+
+
+@composite
+def isreal(x: Any) -> Any:
+    """Whether each element has no imaginary part (true for real dtypes)."""
+    return _like(x, np.isreal(_data(x)))
+
+
+@composite
+def copysign(x: Any, other: Any) -> Any:
+    """``|x|`` with the sign of ``other`` (the sign bit: -0.0 counts as negative), as torch.copysign; the gradient
+    reaches ``x`` only (``other``'s is 0, as torch)."""
+    return F.mul(F.abs(x), np.where(np.signbit(_data(other)), -1.0, 1.0))
+
+
+for _alias, _name in ALIASES.items():  # the op itself under the other name: no wrapper call
+    COMPOSITES[_alias] = globals()[_alias] = getattr(indexing if _name == "cat" else elementwise, _name)
+__all__ += sorted(ALIASES)

@@ -1,0 +1,261 @@
+"""Tensor methods that PyTorch code calls on any tensor: memory layout (``contiguous``, ``stride``), dtype
+conversions (``int``, ``long``, ``type_as``), factories sharing a tensor's dtype (``new_zeros``, ...), and the
+predicates torch has as functions too (``is_tensor``, ``is_floating_point``, ...). Semantics as torch's.
+
+Nothing here has a derivative of its own: conversions go through ``to`` (differentiable for float results,
+as torch) and ``contiguous`` through ``clone``.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+import funcgrad.ops as F
+from funcgrad.core.tensor import Tensor
+from funcgrad.ops.inplace import inplace
+from funcgrad.ops.registry import composite, tensor_method
+
+__all__ = ["is_tensor", "is_complex", "is_floating_point", "is_nonzero", "numel"]
+
+
+def _sizes(size: tuple[Any, ...]) -> tuple[int, ...]:
+    """``new_zeros(2, 3)`` and ``new_zeros((2, 3))`` alike."""
+    if len(size) == 1 and isinstance(size[0], tuple | list):
+        size = tuple(size[0])
+    return tuple(int(s) for s in size)
+
+
+def _data(a: Any) -> Any:
+    return a.data if isinstance(a, Tensor) else a
+
+
+def _dtype(self: Tensor, dtype: Any) -> np.dtype:
+    return self.data.dtype if dtype is None else np.dtype(dtype)
+
+
+# ----- memory layout ----------------------------------------------------------------------------
+@tensor_method("is_contiguous")
+def _is_contiguous(self: Tensor) -> bool:
+    """Whether the elements lie in memory in row-major order without gaps (dims of size 1 ignored, as torch)."""
+    return bool(self.data.flags.c_contiguous)
+
+
+@tensor_method("contiguous")
+def _contiguous(self: Tensor) -> Tensor:
+    """This tensor if it is contiguous, else a row-major copy (a ``clone``, differentiable), as torch.
+
+    Example:
+        >>> import funcgrad as fg
+        >>> fg.ones(2, 3).t().contiguous().view(-1).shape
+        (6,)
+    """
+    if self.data.flags.c_contiguous:
+        return self
+    return F.clone(self, memory_format="contiguous_format")
+
+
+@tensor_method("stride")
+def _stride(self: Tensor, dim: int | None = None) -> Any:
+    """The step in elements between neighbours along each dim (0 along broadcast dims), or along ``dim``."""
+    strides = tuple(s // self.data.itemsize for s in self.data.strides)
+    if dim is None:
+        return strides
+    n = self.data.ndim
+    if not -max(n, 1) <= dim < max(n, 1):
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(n, 1)}, {max(n, 1) - 1}], "
+                         f"but got {dim})")
+    return strides[dim] if n else 1
+
+
+@tensor_method("element_size")
+def _element_size(self: Tensor) -> int:
+    """The size of one element in bytes."""
+    return int(self.data.itemsize)
+
+
+def _nbytes(self: Tensor) -> int:
+    """The bytes the elements take (``numel() * element_size()``)."""
+    return int(self.data.size * self.data.itemsize)
+
+
+def _itemsize(self: Tensor) -> int:
+    """The size of one element in bytes (``element_size()``)."""
+    return int(self.data.itemsize)
+
+
+tensor_method("nbytes")(property(_nbytes))  # type: ignore[arg-type]  # properties, as torch's
+tensor_method("itemsize")(property(_itemsize))  # type: ignore[arg-type]
+
+
+@tensor_method("nelement")
+def _nelement(self: Tensor) -> int:
+    """The number of elements (``numel``)."""
+    return int(self.data.size)
+
+
+# ----- dtype conversions --------------------------------------------------------------------------
+@tensor_method("type_as")
+def _type_as(self: Tensor, other: Any) -> Tensor:
+    """This tensor converted to ``other``'s dtype (itself when it already has it)."""
+    return self.to(np.result_type(other.data if isinstance(other, Tensor) else other))
+
+
+@tensor_method("int")
+def _int(self: Tensor) -> Tensor:
+    """``to(int32)``, as torch's ``Tensor.int`` (the result does not require grad)."""
+    return self.to(np.int32)
+
+
+@tensor_method("long")
+def _long(self: Tensor) -> Tensor:
+    """``to(int64)``, as torch's ``Tensor.long``."""
+    return self.to(np.int64)
+
+
+@tensor_method("bool")
+def _bool(self: Tensor) -> Tensor:
+    """``to(bool)``: whether each element is nonzero."""
+    return self.to(np.bool_)
+
+
+@tensor_method("short")
+def _short(self: Tensor) -> Tensor:
+    """``to(int16)``."""
+    return self.to(np.int16)
+
+
+@tensor_method("char")
+def _char(self: Tensor) -> Tensor:
+    """``to(int8)``."""
+    return self.to(np.int8)
+
+
+@tensor_method("byte")
+def _byte(self: Tensor) -> Tensor:
+    """``to(uint8)``."""
+    return self.to(np.uint8)
+
+
+@tensor_method("cpu")
+def _cpu(self: Tensor) -> Tensor:
+    """This tensor itself: funcgrad's tensors live in main memory (torch's ``cpu()`` of a CPU tensor)."""
+    return self
+
+
+@tensor_method("is_signed")
+def _is_signed(self: Tensor) -> bool:
+    """Whether the dtype can hold negative values (false for bool and unsigned integers)."""
+    return self.data.dtype.kind in "ifc"
+
+
+@tensor_method("ndimension")
+def _ndimension(self: Tensor) -> int:
+    """The number of dimensions (``dim()``)."""
+    return int(self.data.ndim)
+
+
+@tensor_method("half")
+def _half(self: Tensor) -> Tensor:
+    """``to(float16)``, as torch's ``Tensor.half`` (differentiable)."""
+    return self.to(np.float16)
+
+
+# ----- factories with this tensor's dtype -----------------------------------------------------------
+@tensor_method("new_zeros")
+def _new_zeros(self: Tensor, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """A new tensor of zeros of ``size`` (ints or one tuple), with this tensor's dtype unless ``dtype`` is given."""
+    return Tensor(np.zeros(_sizes(size), _dtype(self, dtype)), requires_grad)
+
+
+@tensor_method("new_ones")
+def _new_ones(self: Tensor, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """A new tensor of ones of ``size`` (ints or one tuple), with this tensor's dtype unless ``dtype`` is given."""
+    return Tensor(np.ones(_sizes(size), _dtype(self, dtype)), requires_grad)
+
+
+@tensor_method("new_empty")
+def _new_empty(self: Tensor, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """A new tensor of ``size`` with unspecified values (zeros here), with this tensor's dtype by default."""
+    return Tensor(np.zeros(_sizes(size), _dtype(self, dtype)), requires_grad)
+
+
+@tensor_method("new_full")
+def _new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """A new tensor of ``size`` filled with ``fill_value``, with this tensor's dtype unless ``dtype`` is given."""
+    return Tensor(np.full(_sizes((size,)), fill_value, _dtype(self, dtype)), requires_grad)
+
+
+@tensor_method("new_tensor")
+def _new_tensor(self: Tensor, data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """A new leaf holding a copy of ``data``, with this tensor's dtype unless ``dtype`` is given (torch's rule:
+    not ``data``'s own dtype)."""
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                      "sourceTensor.detach().clone().requires_grad_(True), rather than "
+                      "tensor.new_tensor(sourceTensor).", UserWarning, stacklevel=2)
+        data = data.data
+    return Tensor(np.array(data, dtype=_dtype(self, dtype), copy=True), requires_grad)
+
+
+@tensor_method("float_power_")
+def _float_power_(self: Tensor, exponent: Any) -> Tensor:
+    """In-place ``float_power``: this tensor must be float64 (complex128 for a complex result), as torch."""
+    complex_ = self.data.dtype.kind == "c" or np.iscomplexobj(_data(exponent))
+    wanted = "ComplexDouble" if complex_ else "Double"
+    if self.data.dtype != (np.complex128 if complex_ else np.float64):
+        name = {"float32": "Float", "float16": "Half", "int64": "Long", "int32": "Int", "float64": "Double",
+                "complex64": "ComplexFloat"}.get(self.data.dtype.name, self.data.dtype.name)
+        raise RuntimeError(f"the base given to float_power_ has dtype {name} but the operation's result requires "
+                           f"dtype {wanted}")
+    return inplace(self, F.float_power, exponent)
+
+
+# ----- predicates and counts (functions as well as methods, as torch) ------------------------------
+@composite
+def is_tensor(obj: Any) -> bool:
+    """Whether ``obj`` is a funcgrad Tensor (torch.is_tensor).
+
+    Example:
+        >>> import funcgrad as fg
+        >>> fg.is_tensor(fg.ones(2)), fg.is_tensor([1.0])
+        (True, False)
+    """
+    return isinstance(obj, Tensor)
+
+
+def _check_tensor(name: str, x: Any) -> np.dtype:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+    return x.data.dtype
+
+
+@composite
+def is_complex(x: Any) -> bool:
+    """Whether ``x``'s dtype is complex."""
+    return _check_tensor("is_complex", x).kind == "c"
+
+
+@composite
+def is_floating_point(x: Any) -> bool:
+    """Whether ``x``'s dtype is a real floating-point type."""
+    return _check_tensor("is_floating_point", x).kind == "f"
+
+
+@composite
+def is_nonzero(x: Any) -> bool:
+    """Whether the single element of ``x`` is nonzero (RuntimeError for more or fewer elements), as torch."""
+    _check_tensor("is_nonzero", x)
+    if x.data.size == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if x.data.size > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(x.data.item())
+
+
+@composite
+def numel(x: Any) -> int:
+    """The number of elements of ``x``."""
+    _check_tensor("numel", x)
+    return int(x.data.size)
