@@ -9,6 +9,7 @@ shape, and runs hooks.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from heapq import heapify, heappop, heappush
 from operator import attrgetter
 from typing import Any
@@ -160,7 +161,7 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
                 pending.forget(node, len(grads))
             hooks = node._hooks
             if hooks is not None:
-                grads = (_by_row(lambda rows: _run_pre_hooks(node, rows, tensors), grads, batch) if batch else
+                grads = (_by_row(partial(_run_pre_hooks, node, as_tensors=tensors), grads, batch) if batch else
                          _run_pre_hooks(node, grads, tensors))
             if captures:
                 wanted = captures.get(node)
@@ -174,8 +175,8 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
             grads_in = DISPATCH.run_node(node, grads, tensors) if DISPATCH.active else node.apply(grads, tensors)
             if hooks is not None and hooks.post:
                 grads_in = (_run_post_hooks(node, grads_in, grads, tensors) if not batch else
-                            _by_row(lambda rows: _run_post_hooks(node, rows[:len(grads_in)], rows[len(grads_in):],
-                                                                 tensors), [*grads_in, *grads], batch))
+                            _by_row(partial(_post_hooks_on_row, node, len(grads_in), tensors), [*grads_in, *grads],
+                                    batch))
             if not retain_graph and (saved := node._saved) and saved.__class__ is tuple:
                 node._saved = FREED  # (Node.release, inline: KeptSaved values stay)
             for (nxt, nr, shape, dtype), g in zip(node._edges, grads_in):
@@ -312,6 +313,11 @@ def _run_post_hooks(node: Node, grads_in: Any, grads_out: list[Any], tensors: bo
             result = checked_hook_results(fn, grads_in, result)
             grads_in = [r if r is None or tensors else r.data for r in result]
     return grads_in
+
+
+def _post_hooks_on_row(node: Node, n_in: int, tensors: bool, row: list[Any]) -> Any:
+    """``_run_post_hooks`` on one row of a batched pass: ``row`` holds the node's input gradients, then its outputs'."""
+    return _run_post_hooks(node, row[:n_in], row[n_in:], tensors)
 
 
 def _accumulate_into(tensor: Any, grad: Any, as_tensors: bool) -> None:
