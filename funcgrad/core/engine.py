@@ -224,8 +224,8 @@ def _capture(node: Node, grads: list[Any], wanted: list[tuple[int, int]], captur
         if nr not in seen:
             g = grads[nr]
             if hooked and type(node) is AccumulateGrad and g is not None:
-                g = (_by_row(lambda rows: [node.hooked(rows[0], tensors)], [g], batch)[0] if batch else
-                     node.hooked(g, tensors))
+                g = (_by_row(lambda rows: [node.hooked(rows[0], tensors)], [g], batch)[0]
+                     if batch and node.has_hooks() else node.hooked(g, tensors))
             seen[nr] = g
         captured[i] = seen[nr]
 
