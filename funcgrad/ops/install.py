@@ -1,5 +1,5 @@
 """What the op layer gives the core when it is imported: the Tensor methods and operators (the op
-table's functions, their in-place forms, ``to``, ``T``, ``mT``, ``mH``, ``H``), and the engine's gradient space
+table's functions, their in-place forms, ``T``, ``mT``, ``mH``, ``H``), and the engine's gradient space
 ("sum to shape" and "cast", HIPS autograd's ``register_vspace`` idea)."""
 from __future__ import annotations
 
@@ -17,13 +17,6 @@ from funcgrad.ops.inplace import inplace, restride
 from funcgrad.ops.registry import COMPOSITES, METHODS
 
 __all__ = ["install"]
-
-
-def _to(self: Tensor, dtype: Any) -> Tensor:
-    """This tensor converted to ``dtype`` (itself when it already has it); differentiable."""
-    if np.dtype(dtype) == self.data.dtype:
-        return self
-    return ops.to_copy(self, np.dtype(dtype))
 
 
 def _double(self: Tensor) -> Tensor:
@@ -136,7 +129,6 @@ def install() -> None:
     """Give Tensor the op table's functions as methods, plus Python's operators and in-place forms, and
     give the engine its gradient space."""
     register_gradient_space(_sum_to, _cast, _stack)
-    Tensor.to = _to  # type: ignore[attr-defined]
     Tensor.double = _double  # type: ignore[attr-defined]
     Tensor.float = _float  # type: ignore[attr-defined]
     Tensor.T = property(_transposed)  # type: ignore[attr-defined]

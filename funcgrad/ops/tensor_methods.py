@@ -17,7 +17,65 @@ from funcgrad.core.tensor import Tensor
 from funcgrad.ops.inplace import inplace
 from funcgrad.ops.registry import composite, tensor_method
 
-__all__ = ["is_tensor", "is_complex", "is_floating_point", "is_nonzero", "numel"]
+__all__ = ["is_tensor", "is_complex", "is_floating_point", "is_nonzero", "numel", "device"]
+
+_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia", "xla",
+                 "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+
+
+class device:  # noqa: N801  (torch's name)
+    """A device, as ``torch.device("cpu")``: funcgrad computes with NumPy on the CPU, so every tensor's ``device``
+    is the CPU and moving one elsewhere (``to("cuda")``) raises.
+
+    Example:
+        >>> import funcgrad as fg
+        >>> fg.ones(2).device, fg.ones(2).to("cpu").device.type
+        (device(type='cpu'), 'cpu')
+    """
+
+    def __init__(self, type: Any = "cpu", index: int | None = None) -> None:  # noqa: A002
+        if isinstance(type, device):
+            type, index = type.type, type.index  # noqa: A001
+        name, _, number = str(type).partition(":")
+        if name not in _DEVICE_TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of device string: "
+                               f"{type}")
+        self.type = name
+        self.index = int(number) if number else index
+
+    def __repr__(self) -> str:
+        index = "" if self.index is None else f", index={self.index}"
+        return f"device(type='{self.type}'{index})"
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index))
+
+
+_CPU = device("cpu")
+
+
+def _is_device(value: Any) -> bool:
+    """Whether a positional argument of ``to`` names a device (a device, or a string that is no dtype's name)."""
+    if isinstance(value, device) or type(value).__name__ == "device":
+        return True
+    if isinstance(value, str):
+        try:
+            np.dtype(value)
+        except TypeError:
+            return True
+    return False
+
+
+def _check_device(value: Any) -> None:
+    if value is not None and device(str(value)).type != "cpu":
+        raise RuntimeError(f"funcgrad computes on the CPU only: a tensor cannot move to '{value}' (torch built "
+                           f"without that device says so too)")
 
 
 def _sizes(size: tuple[Any, ...]) -> tuple[int, ...]:
@@ -95,7 +153,40 @@ def _nelement(self: Tensor) -> int:
     return int(self.data.size)
 
 
-# ----- dtype conversions --------------------------------------------------------------------------
+# ----- dtype and device conversions ----------------------------------------------------------------------------
+def _device(self: Tensor) -> device:
+    """The CPU: where every funcgrad tensor lives."""
+    return _CPU
+
+
+tensor_method("device")(property(_device))  # type: ignore[arg-type]  # a property, as torch's
+
+
+@tensor_method("to")
+def _to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None, non_blocking: bool = False,
+        copy: bool = False, memory_format: Any = None) -> Tensor:
+    """This tensor converted to a dtype (itself when it has it already, unless ``copy``); differentiable between
+    floating dtypes. Takes torch's forms: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``
+    (other's dtype) and the keywords; the only device is the CPU."""
+    for arg in args:
+        if isinstance(arg, Tensor):
+            dtype = arg.data.dtype
+        elif _is_device(arg):
+            device = arg
+        else:
+            dtype = arg
+    _check_device(device)
+    target = self.data.dtype if dtype is None else np.dtype(dtype)
+    if target == self.data.dtype:
+        return F.clone(self) if copy else self
+    return F.to_copy(self, target)
+
+
+@tensor_method("cuda")
+def _cuda(self: Tensor, device: Any = None, non_blocking: bool = False) -> Tensor:
+    """Raises: funcgrad has no CUDA device (as torch built without CUDA)."""
+    raise RuntimeError("funcgrad computes on the CPU only: Torch not compiled with CUDA enabled")
+
 @tensor_method("type_as")
 def _type_as(self: Tensor, other: Any) -> Tensor:
     """This tensor converted to ``other``'s dtype (itself when it already has it)."""
@@ -139,7 +230,7 @@ def _byte(self: Tensor) -> Tensor:
 
 
 @tensor_method("cpu")
-def _cpu(self: Tensor) -> Tensor:
+def _cpu(self: Tensor, memory_format: Any = None) -> Tensor:
     """This tensor itself: funcgrad's tensors live in main memory (torch's ``cpu()`` of a CPU tensor)."""
     return self
 
