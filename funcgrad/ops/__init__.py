@@ -16,6 +16,7 @@ from funcgrad.ops.derivatives.shape import *  # noqa: F403
 from funcgrad.ops.derivatives.views import *  # noqa: F403
 from funcgrad.ops.install import install
 from funcgrad.ops.registry import COMPOSITES, OPS
+from funcgrad.ops.selections import *  # noqa: F403
 from funcgrad.ops.sorting import *  # noqa: F403
 from funcgrad.ops.tensor_methods import *  # noqa: F403
 

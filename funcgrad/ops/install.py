@@ -172,7 +172,8 @@ def install() -> None:
                  "clamp_max", "clip", "acos", "acosh", "asinh", "atanh", "cosh", "sinh", "erfc", "lgamma", "digamma",
                  "hypot", "atan2", "logaddexp", "cumsum", "cumprod", "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
                  "logical_or", "logical_xor", "logical_not", "absolute", "negative", "multiply", "divide", "subtract",
-                 "fix", "copysign", "conj_physical", "floor_divide", "arccos", "arcsin", "arctan", "arctan2"):
+                 "fix", "copysign", "conj_physical", "floor_divide", "arccos", "arcsin", "arctan", "arctan2",
+                 "index_copy", "masked_scatter"):
         setattr(Tensor, f"{name}_", _in_place(getattr(ops, name)))
     for name, (view_op, undo) in _RESTRIDES.items():
         setattr(Tensor, f"{name}_", _restride_method(name, view_op, undo))

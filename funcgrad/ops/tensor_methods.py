@@ -127,6 +127,38 @@ def _stride(self: Tensor, dim: int | None = None) -> Any:
     return strides[dim] if n else 1
 
 
+@tensor_method("storage_offset")
+def _storage_offset(self: Tensor) -> int:
+    """How many elements into its memory block this tensor starts (nonzero for views such as ``x[1:]``)."""
+    root = self.data
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    low, _ = np.byte_bounds(root) if hasattr(np, "byte_bounds") else np.lib.array_utils.byte_bounds(root)
+    return int((self.data.__array_interface__["data"][0] - low) // self.data.itemsize)
+
+
+@tensor_method("data_ptr")
+def _data_ptr(self: Tensor) -> int:
+    """The address of the first element (equal for tensors starting at the same memory)."""
+    return int(self.data.__array_interface__["data"][0])
+
+
+@tensor_method("is_same_size")
+def _is_same_size(self: Tensor, other: Any) -> bool:
+    """Whether ``other`` has this tensor's shape."""
+    return self.data.shape == np.shape(_data(other))
+
+
+@tensor_method("sum_to_size")
+def _sum_to_size(self: Tensor, *size: Any) -> Tensor:
+    """This tensor summed down to ``size`` (ints or one tuple), which it must broadcast to, as torch."""
+    shape = _sizes(size)
+    if len(shape) > self.data.ndim or any(s not in (1, n) for s, n in zip(shape[::-1], self.data.shape[::-1])):
+        raise RuntimeError(f"size {{{', '.join(map(str, shape))}}} is not expandable to size "
+                           f"{{{', '.join(map(str, self.data.shape))}}}.")
+    return F.sum_to(self, shape)
+
+
 @tensor_method("element_size")
 def _element_size(self: Tensor) -> int:
     """The size of one element in bytes."""

@@ -534,3 +534,49 @@ def test_to_takes_torchs_forms_and_the_only_device_is_the_cpu() -> None:
     with pytest.raises(RuntimeError, match="device type at start of device string: banana"):
         x.to("banana")
     assert str(fg.device("cuda:1")) == "cuda:1" and fg.device("cuda", 1) == fg.device("cuda:1")
+
+
+# ----- selections, scatters, counts --------------------------------------------------------------------------------
+SELECTION_CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
+    "unfold": (lambda a: a.unfold(1, 3, 2), (_leaf(2, 7),)),
+    "unfold_overlapping": (lambda a: a.unfold(0, 2, 1) * a[:3].unfold(0, 2, 1).sum(), (_leaf(4, 2),)),
+    "index_copy": (lambda a, s: fg.index_copy(a, 1, fg.tensor([2, 0]), s), (_leaf(2, 3), _leaf(2, 2))),
+    "masked_scatter": (lambda a, s: a.masked_scatter(fg.tensor([[True, False, True], [False, True, False]]), s),
+                       (_leaf(2, 3), _leaf(5))),
+    "hsplit": (lambda a: fg.hsplit(a, 2), (_leaf(3, 4),)),
+    "sum_to_size": (lambda a: a.sum_to_size(1, 3), (_leaf(2, 3),)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SELECTION_CASES))
+def test_selections_first_and_second_derivatives(name: str) -> None:
+    fn, inputs = SELECTION_CASES[name]
+    assert gradcheck(fn, inputs, check_forward_ad=True)
+    assert gradgradcheck(fn, inputs)
+
+
+def test_selection_values_counts_and_memory_queries() -> None:
+    x = fg.arange(7.0)
+    assert x.unfold(0, 3, 2).tolist() == [[0.0, 1.0, 2.0], [2.0, 3.0, 4.0], [4.0, 5.0, 6.0]]
+    with pytest.raises(RuntimeError, match="maximum size for tensor at dimension 0 is 7 but size is 8"):
+        x.unfold(0, 8, 1)
+    with pytest.raises(RuntimeError, match="step is 0 but must be > 0"):
+        x.unfold(0, 3, 0)
+    assert fg.zeros(3, 2).index_copy(0, fg.tensor([2, 0]), fg.ones(2, 2)).tolist() == [[1, 1], [0, 0], [1, 1]]
+    mask = fg.tensor([[True, False, True], [False, True, False]])
+    assert fg.zeros(2, 3).masked_scatter(mask, fg.arange(6.0)).tolist() == [[0, 0, 1], [0, 2, 0]]
+    t = fg.zeros(2, 3)
+    t.masked_scatter_(mask, fg.arange(6.0))
+    assert t.tolist() == [[0, 0, 1], [0, 2, 0]] and t._version == 1
+    assert fg.bincount(fg.tensor([1, 1, 3])).tolist() == [0, 2, 0, 1]
+    assert fg.bincount(fg.tensor([1, 1, 3]), fg.tensor([0.5, 1.0, 2.0]), 6).tolist() == [0, 1.5, 0, 2, 0, 0]
+    assert fg.histc(fg.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3).tolist() == [0.0, 2.0, 1.0, 0.0]
+    assert [p.tolist() for p in fg.vsplit(fg.arange(6).reshape(2, 3), [1])] == [[[0, 1, 2]], [[3, 4, 5]]]
+    with pytest.raises(RuntimeError, match="not divisible"):
+        fg.hsplit(fg.ones(2, 3), 2)
+    y = fg.arange(12.0).reshape(3, 4)
+    assert y[1:].storage_offset() == 4 and y[:, 2].storage_offset() == 2 and y.t().storage_offset() == 0
+    assert y[1:].data_ptr() - y.data_ptr() == 4 * y.element_size()
+    assert y.is_same_size(fg.zeros(3, 4)) and not y.is_same_size(fg.zeros(4, 3))
+    with pytest.raises(RuntimeError, match="is not expandable to size"):
+        y.sum_to_size(2, 4)
