@@ -293,3 +293,28 @@ def test_hooks_see_one_gradient_at_a_time_in_a_batched_pass(f) -> None:
     np.testing.assert_allclose(fg.functional.jacobian(f, fg.tensor(x)).data, expected)
     np.testing.assert_allclose(fg.functional.jacobian(f, fg.tensor(x), vectorize=True).data, expected)
     np.testing.assert_allclose(fg.func.jacrev(f)(x), expected)
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_grad_with_batched_gradients_runs_every_kind_of_hook_once_per_row(create_graph: bool) -> None:
+    """autograd.grad(is_grads_batched=True) is one backward pass per row of grad_outputs (torch vmaps it): a
+    tensor hook, a node's pre- and post-hook and a leaf's hook each see one row, as in the unbatched pass. Handed
+    the whole batch, the normalizing hook divided every row by the norm of all of them."""
+    def run(grad_outputs, batched):
+        x = fg.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        y = x * 2.0
+        y.register_hook(lambda g: g / g.norm())
+        x.register_hook(lambda g: g * 3.0)
+        z = fg.sin(y)
+        z.grad_fn.register_prehook(lambda gs: (gs[0] * 2.0,))
+        z.grad_fn.register_hook(lambda grads_in, grads_out: (grads_in[0] + grads_out[0].sum(),))
+        return autograd.grad(z, x, grad_outputs, is_grads_batched=batched, create_graph=create_graph)[0]
+    vectors = np.array([[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [1.0, 1.0, -1.0]])
+    batched = run(fg.tensor(vectors), True)
+    one_at_a_time = np.stack([run(fg.tensor(v), False).data for v in vectors])
+    np.testing.assert_allclose(batched.data, one_at_a_time)
+    # row 0 by hand: pre-hook 2 e0, sin's rule 2 cos(1) e0, post-hook + 2 (every element), y's hook normalizes,
+    # mul's rule doubles, x's hook triples
+    g = 2 * np.cos(1.0) * np.array([1.0, 0.0, 0.0]) + 2.0
+    np.testing.assert_allclose(batched.data[0], 6.0 * g / np.linalg.norm(g))
+    assert batched.requires_grad is create_graph

@@ -2,12 +2,13 @@
 fit the input (``steps.py``).
 
 An element fails when ``|analytical - numerical|`` exceeds ``MARGIN`` times the estimated numerical error (plus
-``eps ** (2/3)`` relative and ``16 eps`` of the largest derivative absolute, for the backward's own rounding), so
-the comparison stays strict where the estimate is good (a 1% bug next to a singularity still fails); it passes when
-it does not and the estimate is good enough to say so; anything else is inconclusive, with the reason: a kink within
-the step (the element and the kink's distance), a failure that a ladder of smaller steps does not confirm (the
-function jumps within the top steps), or the dtype's resolution exhausted at this scale. A function whose two
-evaluations at one point differ is inconclusive as a whole (non-deterministic).
+``eps ** (2/3)`` relative, and ``4 eps`` of the largest derivative for an analytical value that small where the
+finite differences see no dependence, for the backward's own rounding), so the comparison stays strict where the
+estimate is good (a 1% bug next to a singularity still fails); it passes when it does not and the estimate is good
+enough to say so; anything else is inconclusive, with the reason: a kink within the step (the element and the kink's
+distance), a failure that a ladder of smaller steps does not confirm (the function jumps within the top steps), or
+the dtype's resolution exhausted at this scale. A function whose two evaluations at one point differ is inconclusive
+as a whole (non-deterministic).
 
 Slow mode walks every input element. Fast mode first screens each input with projections ``v^T J u``: two
 directional differences ``J u`` (random signs) projected on covectors ``v``, random signs on one block of about
@@ -42,7 +43,7 @@ _ROUNDING = 2 / 3  # eps ** _ROUNDING (relative) is always allowed: rounding in 
 _RESOLVED = 0.4  # an estimate resolves a derivative when its error is below eps ** _RESOLVED (relative) ...
 _ACCURACY = 1e-3  # ... and below this, so that a pass rules out a bug of 0.4% (MARGIN times the error)
 _TINY = float(np.finfo(np.float64).tiny)  # a gap below the smallest normal float is below any difference's resolution
-_FLOOR = 16  # eps times the largest derivative, this many times over, is the backward's rounding on any element
+_FLOOR = 4  # eps times the largest derivative, this many times over, may be the backward's rounding of a zero
 _PROBES = 2  # dense random probes beside the block probes in fast mode
 _SCREENS = 2  # random directions of fast mode's screen
 _RECHECK = 64  # a failing estimate is confirmed by a second ladder from a step this many times smaller
@@ -139,7 +140,9 @@ class _Classifier:
         gap = np.abs(num - ana)
         size = np.abs(num) + np.abs(ana) + scale
         with np.errstate(invalid="ignore"):
-            allowed = MARGIN * err + self.eps ** _ROUNDING * size + self.floor + _TINY  # (relative parts underflow)
+            zero = (np.abs(ana) <= self.floor) & (np.abs(num) <= MARGIN * err)  # no dependence seen, rounding left
+            rounding = np.where(zero, self.floor, 0.0)
+            allowed = MARGIN * err + self.eps ** _ROUNDING * size + rounding + _TINY  # (relative parts underflow)
             failed = (gap > allowed) | (np.isnan(ana) & np.isfinite(num))
             # resolved beside the element's own size, not the sum above (~3 times it), which let 1.2% bugs pass
             own = np.maximum(np.maximum(np.abs(num), np.abs(ana)), scale)
@@ -202,7 +205,7 @@ class _Judge:
         stacked = [np.concatenate([blocks[pos] for blocks in analytical], axis=0) if analytical else
                    np.zeros((0, real_view(self.p.inputs[i].data).size)) for pos, i in enumerate(self.p.indices)]
         # a derivative that vanishes beside others of size 1 comes out of the backward as rounding, 1e-17 (each element
-        # sums terms as large as the others): no finite difference resolves more
+        # sums terms as large as the others): where the finite differences see no dependence, that is no failure
         largest = max((float(np.max(np.abs(s), initial=0.0, where=np.isfinite(s))) for s in stacked), default=0.0)
         self.rule.floor = _FLOOR * self.rule.eps * largest
         return stacked

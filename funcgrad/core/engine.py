@@ -9,6 +9,7 @@ shape, and runs hooks.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from heapq import heapify, heappop, heappush
 from operator import attrgetter
 from typing import Any
@@ -66,11 +67,12 @@ class _GradientSpace:
     how to sum a broadcast gradient down to its input's shape and how to cast it to the input's dtype
     (HIPS autograd's vector spaces). The op layer registers both at import."""
 
-    __slots__ = ("sum_to", "cast")
+    __slots__ = ("sum_to", "cast", "stack")
 
     def __init__(self) -> None:
         self.sum_to: Callable[[Any, tuple[int, ...], int], Any] = _unregistered
         self.cast: Callable[[Any, np.dtype], Any] = _unregistered
+        self.stack: Callable[[list[Any]], Any] = _unregistered
 
 
 def _unregistered(*args: Any) -> Any:
@@ -81,11 +83,13 @@ _SPACE = _GradientSpace()
 
 
 def register_gradient_space(sum_to: Callable[[Any, tuple[int, ...], int], Any],
-                            cast: Callable[[Any, np.dtype], Any]) -> None:
+                            cast: Callable[[Any, np.dtype], Any], stack: Callable[[list[Any]], Any]) -> None:
     """Register ``sum_to(grad, shape, batch)`` (sum a gradient of a broadcast shape down to ``shape``,
-    keeping ``batch`` leading dims) and ``cast(grad, dtype)`` (recorded when ``grad`` is a Tensor)."""
+    keeping ``batch`` leading dims), ``cast(grad, dtype)`` and ``stack(grads)`` (gradients stacked along a new
+    leading dim); each is recorded when the gradients are Tensors."""
     _SPACE.sum_to = sum_to
     _SPACE.cast = cast
+    _SPACE.stack = stack
 
 
 _SHAPES_KEPT = 4096  # distinct shapes graph.SHAPES holds before a backward pass clears it
@@ -157,11 +161,12 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
                 pending.forget(node, len(grads))
             hooks = node._hooks
             if hooks is not None:
-                grads = _run_pre_hooks(node, grads, tensors)
+                grads = (_by_row(partial(_run_pre_hooks, node, as_tensors=tensors), grads, batch) if batch else
+                         _run_pre_hooks(node, grads, tensors))
             if captures:
                 wanted = captures.get(node)
                 if wanted:
-                    _capture(node, grads, wanted, captured, tensors, hooked=not accumulate)
+                    _capture(node, grads, wanted, captured, tensors, hooked=not accumulate, batch=batch)
                 if run is not None:
                     if node not in run:
                         continue
@@ -169,7 +174,9 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
                     continue  # a sink (a target): only backward(inputs=...) adds into a leaf's .grad
             grads_in = DISPATCH.run_node(node, grads, tensors) if DISPATCH.active else node.apply(grads, tensors)
             if hooks is not None and hooks.post:
-                grads_in = _run_post_hooks(node, grads_in, grads, tensors)
+                grads_in = (_run_post_hooks(node, grads_in, grads, tensors) if not batch else
+                            _by_row(partial(_post_hooks_on_row, node, len(grads_in), tensors), [*grads_in, *grads],
+                                    batch))
             if not retain_graph and (saved := node._saved) and saved.__class__ is tuple:
                 node._saved = FREED  # (Node.release, inline: KeptSaved values stay)
             for (nxt, nr, shape, dtype), g in zip(node._edges, grads_in):
@@ -209,15 +216,37 @@ def run_backward(roots: Sequence[Any], root_grads: Sequence[Any], *, inputs: Seq
 
 
 def _capture(node: Node, grads: list[Any], wanted: list[tuple[int, int]], captured: list[Any], tensors: bool,
-             hooked: bool) -> None:
+             hooked: bool, batch: int) -> None:
     """Store the gradients of ``node``'s outputs that ``grad`` returns (``wanted``: output_nr, result index);
-    a leaf's hooks see (and may replace) its gradient first, once per output, as torch."""
+    a leaf's hooks see (and may replace) its gradient first, once per output (per row of a batch), as torch."""
     seen: dict[int, Any] = {}
     for nr, i in wanted:
         if nr not in seen:
             g = grads[nr]
-            seen[nr] = node.hooked(g, tensors) if hooked and type(node) is AccumulateGrad and g is not None else g
+            if hooked and type(node) is AccumulateGrad and g is not None:
+                g = (_by_row(lambda rows: [node.hooked(rows[0], tensors)], [g], batch)[0]
+                     if batch and node.has_hooks() else node.hooked(g, tensors))
+            seen[nr] = g
         captured[i] = seen[nr]
+
+
+def _by_row(run: Callable[[list[Any]], Sequence[Any]], grads: Sequence[Any], batch: int) -> list[Any]:
+    """``run`` (hooks, written for one gradient per slot) on each row of gradients with ``batch`` leading batch dims
+    (``is_grads_batched``: a row per vector of the batch, as torch's vmap gives its hooks), the results stacked. A
+    slot that some rows leave None and others not gets zeros in those rows."""
+    if not batch:
+        return list(run(list(grads)))
+    n = next(g.shape[0] for g in grads if g is not None)
+    rows = [_by_row(run, [None if g is None else g[r] for g in grads], batch - 1) for r in range(n)]
+    stacked: list[Any] = []
+    for column in zip(*rows):
+        given = [g for g in column if g is not None]
+        if not given:
+            stacked.append(None)
+            continue
+        zero = np.zeros(np.shape(given[0]), _as_array(given[0]).dtype)
+        stacked.append(_SPACE.stack([zero if g is None else g for g in column]))
+    return stacked
 
 
 class _GradBuffer:
@@ -284,6 +313,11 @@ def _run_post_hooks(node: Node, grads_in: Any, grads_out: list[Any], tensors: bo
             result = checked_hook_results(fn, grads_in, result)
             grads_in = [r if r is None or tensors else r.data for r in result]
     return grads_in
+
+
+def _post_hooks_on_row(node: Node, n_in: int, tensors: bool, row: list[Any]) -> Any:
+    """``_run_post_hooks`` on one row of a batched pass: ``row`` holds the node's input gradients, then its outputs'."""
+    return _run_post_hooks(node, row[:n_in], row[n_in:], tensors)
 
 
 def _accumulate_into(tensor: Any, grad: Any, as_tensors: bool) -> None:

@@ -383,6 +383,11 @@ class AccumulateGrad(Sink):
             hook(var)
         return ()
 
+    def has_hooks(self) -> bool:
+        """Whether the leaf has tensor hooks (``register_hook``)."""
+        extra = self.variable._extra
+        return extra is not None and bool(extra.hooks)
+
     def hooked(self, grad: Any, as_tensors: bool) -> Any:
         """``grad`` after the leaf's tensor hooks, any of which may replace it."""
         extra = self.variable._extra

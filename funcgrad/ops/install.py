@@ -81,6 +81,11 @@ def _cast(grad: Any, dtype: np.dtype) -> Any:
     return ops.to_copy(grad, dtype)
 
 
+def _stack(grads: list[Any]) -> Any:
+    """Gradients stacked along a new leading dim (recorded when any is a Tensor, under create_graph)."""
+    return ops.stack(grads)
+
+
 def _reflected(fn: Callable[..., Any]) -> Callable[..., Any]:
     def method(self: Tensor, other: Any) -> Any:
         return fn(other, self)
@@ -123,7 +128,7 @@ _RESTRIDES: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
 def install() -> None:
     """Give Tensor the op table's functions as methods, plus Python's operators and in-place forms, and
     give the engine its gradient space."""
-    register_gradient_space(_sum_to, _cast)
+    register_gradient_space(_sum_to, _cast, _stack)
     Tensor.double = _double  # type: ignore[attr-defined]
     Tensor.float = _float  # type: ignore[attr-defined]
     Tensor.T = property(_transposed)  # type: ignore[attr-defined]

@@ -326,3 +326,25 @@ def test_a_pass_resolves_the_element_itself() -> None:
     assert not passed[0] and not failed[0]  # inconclusive: 4 x 0.16% cannot rule out a 0.5% bug
     passed, _ = rule.split(ana, ana * (1 + 1e-4), err / 10, rule.scale(ana, np.array([0.5])))
     assert passed[0]
+
+
+class _Scaled(Function):
+    """x * [1e6, 0.1]: derivatives seven orders apart; the small one is ``factor`` times the right one."""
+
+    factor = 2.0
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * fg.tensor(np.array([1e6, 0.1], x.dtype))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * fg.tensor(np.array([1e6, 0.1 * _Scaled.factor], g.dtype))
+
+
+@pytest.mark.parametrize("fast_mode", [False, True], ids=["slow", "fast"])
+def test_the_rounding_floor_spares_a_small_derivative_beside_a_large_one(fast_mode: bool) -> None:
+    # 16 eps of the largest derivative (1e6) is 1.9 in float32: it may excuse only values both that small
+    x = fg.tensor(np.float32([0.5, -0.7]), requires_grad=True)
+    verdict = gradcheck(_Scaled.apply, (x,), three_valued=True, fast_mode=fast_mode, raise_exception=False)
+    assert verdict.status == "fail" and verdict.elements[0].where.endswith("input 0 (1,)"), str(verdict)
