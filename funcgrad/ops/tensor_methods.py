@@ -215,6 +215,55 @@ def _to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None, non_blo
     return F.to_copy(self, target)
 
 
+_TORCH_TYPES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+                "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+                "complex128": "ComplexDouble"}
+
+
+@tensor_method("type")
+def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False) -> Any:
+    """Without ``dtype``, torch's name of this tensor's type (``'torch.DoubleTensor'``); with one (a dtype or such a
+    name), this tensor converted to it."""
+    if dtype is None:
+        return f"torch.{_TORCH_TYPES.get(self.data.dtype.name, self.data.dtype.name)}Tensor"
+    if isinstance(dtype, str) and dtype.startswith("torch.") and dtype.endswith("Tensor"):
+        names = {v: k for k, v in _TORCH_TYPES.items()}
+        name = names.get(dtype[len("torch."):-len("Tensor")])
+        if name is None:
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = name
+    return self.to(dtype)
+
+
+def _false(self: Tensor) -> bool:
+    """False: funcgrad's tensors are dense, unquantized arrays in main memory."""
+    return False
+
+
+def _true(self: Tensor) -> bool:
+    """True: funcgrad's tensors live in main memory."""
+    return True
+
+
+for _name in ("is_cuda", "is_sparse", "is_quantized", "is_meta", "is_mkldnn", "is_mps", "is_nested"):
+    tensor_method(_name)(property(_false))  # type: ignore[arg-type]
+tensor_method("is_cpu")(property(_true))  # type: ignore[arg-type]
+tensor_method("is_pinned")(_false)
+tensor_method("is_shared")(_false)
+
+
+@tensor_method("pin_memory")
+def _pin_memory(self: Tensor) -> Tensor:
+    """This tensor itself (there is no device to copy to faster)."""
+    return self
+
+
+@tensor_method("share_memory_")
+def _share_memory_(self: Tensor) -> Tensor:
+    """This tensor itself (its memory is shared by reference already within the process)."""
+    return self
+
+
 @tensor_method("cuda")
 def _cuda(self: Tensor, device: Any = None, non_blocking: bool = False) -> Tensor:
     """Raises: funcgrad has no CUDA device (as torch built without CUDA)."""

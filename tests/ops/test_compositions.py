@@ -592,3 +592,13 @@ def test_selection_values_counts_and_memory_queries() -> None:
     assert y.is_same_size(fg.zeros(3, 4)) and not y.is_same_size(fg.zeros(4, 3))
     with pytest.raises(RuntimeError, match="is not expandable to size"):
         y.sum_to_size(2, 4)
+
+
+def test_type_names_and_memory_predicates() -> None:
+    x = fg.ones(2, dtype=np.float32)
+    assert x.type() == "torch.FloatTensor" and fg.ones(1).type() == "torch.DoubleTensor"
+    assert x.type("torch.LongTensor").dtype == np.int64 and x.type(np.float64).dtype == np.float64
+    with pytest.raises(ValueError, match="invalid type: 'torch.FooTensor'"):
+        x.type("torch.FooTensor")
+    assert not x.is_cuda and x.is_cpu and not x.is_sparse and not x.is_quantized and not x.is_pinned()
+    assert x.pin_memory() is x and x.share_memory_() is x
