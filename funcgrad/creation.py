@@ -1,7 +1,10 @@
 """Tensor factories: ``tensor``, ``zeros``, ``ones``, ``full``, ``empty``, ``eye``, ``arange``, ``linspace``,
-``rand``, ``randn`` and their ``*_like`` forms, with NumPy's dtypes (``tensor(1.5)`` is float64)."""
+``rand``, ``randn`` and their ``*_like`` forms, with NumPy's dtypes (``tensor(1.5)`` is float64). Each takes torch's
+``device=`` keyword too, which must name the CPU (or be None)."""
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -9,6 +12,7 @@ import numpy as np
 from funcgrad.core.effects import note_effect
 from funcgrad.core.structured import Structured
 from funcgrad.core.tensor import Tensor
+from funcgrad.ops.tensor_methods import check_device
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "eye", "arange",
            "linspace", "rand", "randn", "zeros_like", "ones_like", "full_like", "empty_like", "rand_like",
@@ -21,6 +25,15 @@ def _shape(size: tuple[Any, ...]) -> tuple[int, ...]:
     if len(size) == 1 and isinstance(size[0], tuple | list):
         return tuple(size[0])
     return tuple(size)
+
+
+def _on_cpu(factory: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """Let ``factory`` take torch's ``device=`` keyword: None or the CPU, funcgrad's only device."""
+    @functools.wraps(factory)
+    def made_on_cpu(*args: Any, device: Any = None, **kwargs: Any) -> Tensor:
+        check_device(device)
+        return factory(*args, **kwargs)
+    return made_on_cpu
 
 
 def _make(data: np.ndarray, requires_grad: bool) -> Tensor:
@@ -38,6 +51,7 @@ def _numeric(array: np.ndarray, factory: str) -> np.ndarray:
     return array
 
 
+@_on_cpu
 def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (a nested list, scalar, ndarray or Tensor).
 
@@ -53,6 +67,7 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     return _make(_numeric(np.array(data, dtype=dtype, copy=True), "tensor"), requires_grad)
 
 
+@_on_cpu
 def as_tensor(data: Any, dtype: Any = None) -> Tensor:
     """A tensor sharing memory with ``data`` when it is already an ndarray of the right dtype."""
     if isinstance(data, Tensor):
@@ -69,32 +84,38 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor(array)
 
 
+@_on_cpu
 def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros (float64 unless ``dtype`` says otherwise)."""
     return _make(np.zeros(_shape(size), dtype=dtype or np.float64), requires_grad)
 
 
+@_on_cpu
 def ones(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones."""
     return _make(np.ones(_shape(size), dtype=dtype or np.float64), requires_grad)
 
 
+@_on_cpu
 def full(size: Shape, fill_value: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value``."""
     return _make(np.full(tuple(size) if not isinstance(size, int) else (size,), fill_value, dtype=dtype),
                  requires_grad)
 
 
+@_on_cpu
 def empty(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor."""
     return _make(np.empty(_shape(size), dtype=dtype or np.float64), requires_grad)
 
 
+@_on_cpu
 def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """The identity matrix (n x m)."""
     return _make(np.eye(n, m, dtype=dtype or np.float64), requires_grad)
 
 
+@_on_cpu
 def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) by ``step``; ``arange(n)`` counts from 0."""
     if end is None:
@@ -102,6 +123,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None, requir
     return _make(np.arange(start, end, step, dtype=dtype), requires_grad)
 
 
+@_on_cpu
 def linspace(start: float, end: float, steps: int, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     return _make(np.linspace(start, end, steps, dtype=dtype), requires_grad)
@@ -138,6 +160,7 @@ def _rng(generator: Generator | None, seed: int | None) -> np.random.Generator:
     return (generator or _default).rng
 
 
+@_on_cpu
 def rand(*size: Any, dtype: Any = None, requires_grad: bool = False, generator: Generator | None = None,
          seed: int | None = None) -> Tensor:
     """Uniform samples in [0, 1), from ``generator``, a fresh ``seed``, or the default generator."""
@@ -145,6 +168,7 @@ def rand(*size: Any, dtype: Any = None, requires_grad: bool = False, generator: 
     return _make(data.astype(dtype) if dtype is not None else data, requires_grad)
 
 
+@_on_cpu
 def randn(*size: Any, dtype: Any = None, requires_grad: bool = False, generator: Generator | None = None,
           seed: int | None = None) -> Tensor:
     """Standard normal samples, from ``generator``, a fresh ``seed``, or the default generator."""
@@ -169,6 +193,7 @@ rand_like = _like(rand, "rand_like")
 randn_like = _like(randn, "randn_like")
 
 
+@_on_cpu
 def full_like(input: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002
     """``full`` with the shape (and, by default, dtype) of ``input``."""
     arr = np.asarray(input.data if isinstance(input, Tensor) else input)

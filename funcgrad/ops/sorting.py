@@ -112,21 +112,16 @@ def _top(x: Any, dim: int, k: int, largest: bool) -> Any:
     return _Topk(F.take_along_dim(x, indices, dim), indices)
 
 
-def _kth(x: Any, k: int, dim: int, keepdim: bool, result: Any, nan_wins: bool = False) -> Any:
-    """The k-th smallest value (0-based) along ``dim`` and its index (see ``_kth_of_vectors``)."""
-    return _kth_of_vectors(x, dim, k, keepdim, result, nan_wins)
-
-
 @_as_vector
-def _kth_of_vectors(x: Any, dim: int, k: int, keepdim: bool, result: Any, nan_wins: bool) -> Any:
+def _kth(x: Any, dim: int, k: int, keepdim: bool, result: Any, nan_wins: bool = False) -> Any:
     """The k-th smallest value (0-based) along ``dim`` and its index; with ``nan_wins``, NaN where a slice holds
     one (at the first)."""
     order = argsort(x, dim, False, True)
     index = F.getitem(order, (slice(None),) * (dim % np.ndim(_data(order))) + (slice(k, k + 1),))
-    nan = F.isnan(x) if nan_wins else None
-    if nan_wins and np.any(_data(nan)):  # torch: the median of a slice with a NaN is NaN, at the first NaN
-        has_nan = F.sum(nan, dim, True) > 0
-        index = F.where(has_nan, F.argmax(nan, dim, True), index)
+    if nan_wins:
+        nan = F.isnan(x)
+        if np.any(_data(nan)):  # torch: the median of a slice with a NaN is NaN, at the first NaN
+            index = F.where(F.sum(nan, dim, True) > 0, F.argmax(nan, dim, True), index)
     values = F.take_along_dim(x, index, dim)
     if not keepdim:
         values, index = F.squeeze(values, dim), F.squeeze(index, dim)
@@ -138,7 +133,7 @@ def kthvalue(x: Any, k: int, dim: int = -1, keepdim: bool = False) -> Any:
     """The ``k``-th smallest value (counting from 1) along ``dim`` and its index, as torch.kthvalue."""
     if not 1 <= k <= _size(x, dim):
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
-    return _kth(x, k - 1, dim, keepdim, _Kthvalue)
+    return _kth(x, dim, k - 1, keepdim, _Kthvalue)
 
 
 @composite
@@ -150,9 +145,9 @@ def median(x: Any, dim: int | None = None, keepdim: bool = False) -> Any:
     NaN if there is a NaN.
     """
     if dim is not None:
-        return _kth(x, (_size(x, dim) - 1) // 2, dim, keepdim, _Median, True)
+        return _kth(x, dim, (_size(x, dim) - 1) // 2, keepdim, _Median, True)
     flat = _flat("median", x)
-    return _shared(flat, _kth(flat, (np.shape(_data(flat))[0] - 1) // 2, 0, False, _Median, True).values)
+    return _shared(flat, _kth(flat, 0, (np.shape(_data(flat))[0] - 1) // 2, False, _Median, True).values)
 
 
 @composite

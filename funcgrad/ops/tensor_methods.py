@@ -17,7 +17,7 @@ from funcgrad.core.tensor import Tensor
 from funcgrad.ops.inplace import inplace
 from funcgrad.ops.registry import composite, tensor_method
 
-__all__ = ["is_tensor", "is_complex", "is_floating_point", "is_nonzero", "numel", "device"]
+__all__ = ["is_tensor", "is_complex", "is_floating_point", "is_nonzero", "numel", "device", "check_device"]
 
 _DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia", "xla",
                  "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
@@ -72,10 +72,11 @@ def _is_device(value: Any) -> bool:
     return False
 
 
-def _check_device(value: Any) -> None:
+def check_device(value: Any) -> None:
+    """Raise unless ``value`` (a ``device=`` argument) is None or the CPU, funcgrad's only device."""
     if value is not None and device(str(value)).type != "cpu":
-        raise RuntimeError(f"funcgrad computes on the CPU only: a tensor cannot move to '{value}' (torch built "
-                           f"without that device says so too)")
+        raise RuntimeError(f"funcgrad computes on the CPU only: device '{value}' is not available (as in a torch "
+                           f"built without it)")
 
 
 def _sizes(size: tuple[Any, ...]) -> tuple[int, ...]:
@@ -207,7 +208,7 @@ def _to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None, non_blo
             device = arg
         else:
             dtype = arg
-    _check_device(device)
+    check_device(device)
     target = self.data.dtype if dtype is None else np.dtype(dtype)
     if target == self.data.dtype:
         return F.clone(self) if copy else self
@@ -287,33 +288,39 @@ def _half(self: Tensor) -> Tensor:
 
 # ----- factories with this tensor's dtype -----------------------------------------------------------
 @tensor_method("new_zeros")
-def _new_zeros(self: Tensor, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def _new_zeros(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A new tensor of zeros of ``size`` (ints or one tuple), with this tensor's dtype unless ``dtype`` is given."""
+    check_device(device)
     return Tensor(np.zeros(_sizes(size), _dtype(self, dtype)), requires_grad)
 
 
 @tensor_method("new_ones")
-def _new_ones(self: Tensor, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def _new_ones(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A new tensor of ones of ``size`` (ints or one tuple), with this tensor's dtype unless ``dtype`` is given."""
+    check_device(device)
     return Tensor(np.ones(_sizes(size), _dtype(self, dtype)), requires_grad)
 
 
 @tensor_method("new_empty")
-def _new_empty(self: Tensor, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def _new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A new tensor of ``size`` with unspecified values (zeros here), with this tensor's dtype by default."""
+    check_device(device)
     return Tensor(np.zeros(_sizes(size), _dtype(self, dtype)), requires_grad)
 
 
 @tensor_method("new_full")
-def _new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def _new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
     """A new tensor of ``size`` filled with ``fill_value``, with this tensor's dtype unless ``dtype`` is given."""
+    check_device(device)
     return Tensor(np.full(_sizes((size,)), fill_value, _dtype(self, dtype)), requires_grad)
 
 
 @tensor_method("new_tensor")
-def _new_tensor(self: Tensor, data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def _new_tensor(self: Tensor, data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A new leaf holding a copy of ``data``, with this tensor's dtype unless ``dtype`` is given (torch's rule:
     not ``data``'s own dtype)."""
+    check_device(device)
     if isinstance(data, Tensor):
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
                       "sourceTensor.detach().clone().requires_grad_(True), rather than "

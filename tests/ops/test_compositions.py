@@ -536,6 +536,18 @@ def test_to_takes_torchs_forms_and_the_only_device_is_the_cpu() -> None:
     assert str(fg.device("cuda:1")) == "cuda:1" and fg.device("cuda", 1) == fg.device("cuda:1")
 
 
+def test_factories_take_torchs_device_keyword() -> None:
+    x = fg.zeros(2, device="cpu")
+    for made in (fg.ones(2, device=x.device), fg.zeros_like(x, device="cpu"), fg.tensor([1.0, 2.0], device="cpu"),
+                 fg.full((2,), 3.0, device=fg.device("cpu")), fg.rand(2, device="cpu"), fg.arange(2, device="cpu"),
+                 x.new_zeros(2, device=x.device), x.new_tensor([1, 2], device="cpu")):
+        assert made.shape == (2,) and made.device == x.device
+    for factory in (lambda: fg.zeros(2, device="cuda"), lambda: fg.eye(2, device="cuda:0"),
+                    lambda: x.new_ones(2, device="cuda")):
+        with pytest.raises(RuntimeError, match="CPU only"):
+            factory()
+
+
 # ----- selections, scatters, counts --------------------------------------------------------------------------------
 SELECTION_CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
     "unfold": (lambda a: a.unfold(1, 3, 2), (_leaf(2, 7),)),
