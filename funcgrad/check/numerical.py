@@ -142,6 +142,13 @@ def _laddered(shifted: _Shifted, h: float, values: list[np.ndarray], errors: lis
     return [v for v, _ in better], [e for _, e in better]
 
 
+def _applied(x: Any) -> Callable[[float], float]:
+    """The shift that moving ``x`` (a scalar in its dtype) by ``t`` really makes: ``x + t`` rounded, minus ``x``."""
+    def shift(t: float) -> float:
+        return float(x + t) - float(x)
+    return shift
+
+
 def _column_shift(func: Callable[..., Any], inputs: Sequence[Any], flat: np.ndarray | Cells, k: int) -> _Shifted:
     """Evaluate ``func`` with element ``k`` of ``flat`` moved by ``t`` (and put back)."""
     def shifted(t: float) -> list[np.ndarray]:
@@ -187,9 +194,8 @@ def jacobian_fd(func: Callable[..., Any], inputs: Sequence[Any], index: int,
         steps = auto_step(flat)
         columns = []
         for k in range(flat.size):
-            x_k = flat[k]  # (in its dtype: the shift applied is x_k + t rounded, minus x_k)
             columns.append(_derivative(_column_shift(func, inputs, flat, k), float(steps[k]), True,
-                                       lambda t, x=x_k: float(x + t) - float(x)))
+                                       _applied(flat[k])))
             bar.update(1)
     finally:
         bar.close()
