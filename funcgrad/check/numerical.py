@@ -110,8 +110,10 @@ def _central(shifted: _Shifted, h: float) -> tuple[list[np.ndarray], list[np.nda
     return values, noise
 
 
-def _derivative(shifted: _Shifted, h: float, auto: bool) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """The derivative along the shift and an error estimate (zero for a fixed step, as PyTorch)."""
+def _derivative(shifted: _Shifted, h: float, auto: bool,
+                applied: Callable[[float], float] = float) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The derivative along the shift and an error estimate (zero for a fixed step, as PyTorch); ``applied``: the
+    shift the input's dtype really makes of ``t`` (for the ladder's small steps)."""
     d1, noise = _central(shifted, h)
     if not auto:
         return d1, [np.zeros_like(d) for d in d1]
@@ -121,23 +123,30 @@ def _derivative(shifted: _Shifted, h: float, auto: bool) -> tuple[list[np.ndarra
     r1 = [(4 * b - a) / 3 for a, b in zip(d1, d2)]
     r2 = [(4 * b - a) / 3 for a, b in zip(d2, d4)]
     errors = [np.abs(b - a) + 4 * n for a, b, n in zip(r1, r2, noise)]
-    if all(np.all(e <= _UNCONVERGED * np.abs(v)) for e, v in zip(errors, r2)):
+    if all(np.all(e <= _UNCONVERGED * np.abs(v).max(initial=0.0)) for e, v in zip(errors, r2)):
         return r2, errors
-    return _laddered(shifted, h, r2, errors)
+    return _laddered(shifted, h, r2, errors, applied)
 
 
-def _laddered(shifted: _Shifted, h: float, values: list[np.ndarray],
-              errors: list[np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+def _laddered(shifted: _Shifted, h: float, values: list[np.ndarray], errors: list[np.ndarray],
+              applied: Callable[[float], float]) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Where Richardson from ``h`` did not converge (``h`` far too large for the function: softmax of float32 inputs
     near 1000 has h = 41), Ridders' ladder of halving steps from ``h`` down, element by element the better
     estimate."""
     eps = max((float(np.finfo(o.dtype).eps) for o in shifted(0.0)), default=0.0)
-    ladder = derivative(lambda t: (np.concatenate([o.astype(np.float64) for o in shifted(t)] or [np.zeros(0)]), t),
-                        h, eps)
+    ladder = derivative(lambda t: (np.concatenate([o.astype(np.float64) for o in shifted(t)] or [np.zeros(0)]),
+                                   applied(t)), h, eps)
     cuts = np.cumsum([v.size for v in values])[:-1]
     better = [(np.where(e2 < e, v2, v), np.minimum(e2, e)) for v, e, v2, e2 in
               zip(values, errors, np.split(ladder.value, cuts), np.split(ladder.error, cuts))]
     return [v for v, _ in better], [e for _, e in better]
+
+
+def _applied(x: Any) -> Callable[[float], float]:
+    """The shift that moving ``x`` (a scalar in its dtype) by ``t`` really makes: ``x + t`` rounded, minus ``x``."""
+    def shift(t: float) -> float:
+        return float(x + t) - float(x)
+    return shift
 
 
 def _column_shift(func: Callable[..., Any], inputs: Sequence[Any], flat: np.ndarray | Cells, k: int) -> _Shifted:
@@ -185,7 +194,8 @@ def jacobian_fd(func: Callable[..., Any], inputs: Sequence[Any], index: int,
         steps = auto_step(flat)
         columns = []
         for k in range(flat.size):
-            columns.append(_derivative(_column_shift(func, inputs, flat, k), float(steps[k]), True))
+            columns.append(_derivative(_column_shift(func, inputs, flat, k), float(steps[k]), True,
+                                       _applied(flat[k])))
             bar.update(1)
     finally:
         bar.close()
