@@ -602,3 +602,27 @@ def test_type_names_and_memory_predicates() -> None:
         x.type("torch.FooTensor")
     assert not x.is_cuda and x.is_cpu and not x.is_sparse and not x.is_quantized and not x.is_pinned()
     assert x.pin_memory() is x and x.share_memory_() is x
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(a=hnp.arrays(np.float64, st.integers(1, 8), elements=_floats, unique=True), q=st.floats(0.0, 1.0))
+def test_quantile_and_median_gradients_are_weights_summing_to_one(a: np.ndarray, q: float) -> None:
+    for statistic in (lambda t: fg.quantile(t, q), fg.median, lambda t: fg.nanquantile(t, q, interpolation="midpoint")):
+        x = fg.tensor(a, requires_grad=True)
+        out = statistic(x)
+        (g,) = fg.autograd.grad(out, x)
+        assert np.all(g.data >= 0) and math.isclose(g.data.sum(), 1.0)
+        assert a.min() <= out.item() <= a.max()
+        np.testing.assert_allclose(out.item(), (g.data * a).sum(), atol=1e-9)  # a weighted mean of the values
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(a=hnp.arrays(np.float64, 5, elements=_floats), b=hnp.arrays(np.float64, 5, elements=_floats),
+       w=st.floats(0.0, 1.0))
+def test_lerp_stays_between_its_ends_and_its_gradients_are_the_weights(a: np.ndarray, b: np.ndarray, w: float) -> None:
+    x, y = fg.tensor(a, requires_grad=True), fg.tensor(b, requires_grad=True)
+    out = fg.lerp(x, y, w)
+    assert np.all(out.data >= np.minimum(a, b) - 1e-12) and np.all(out.data <= np.maximum(a, b) + 1e-12)
+    gx, gy = fg.autograd.grad(out.sum(), (x, y))
+    np.testing.assert_allclose(gx.data, 1 - w)
+    np.testing.assert_allclose(gy.data, w)
