@@ -12,7 +12,7 @@ import funcgrad as fg
 from funcgrad.autograd.function import Function, once_differentiable
 from funcgrad.check import GradcheckError, gradcheck, gradgradcheck
 from tests.budget import examples
-from tests.check.corpus import Exp
+from tests.check.corpus import Exp, Product
 
 
 def leaf(*shape: int, seed: int = 0, dtype: type = np.float64) -> fg.Tensor:
@@ -721,13 +721,8 @@ class MatVec(Function):
         return fg.outer(g, x), A.T @ g
 
 
-class ScaleBy(Function):
+class ScaleBy(Product):
     """``x * k`` for a 0-d ``k``: its backward sums ``g * x`` over everything."""
-
-    @staticmethod
-    def forward(ctx, x, k):
-        ctx.save_for_backward(x, k)
-        return x * k
 
     @staticmethod
     def backward(ctx, g):

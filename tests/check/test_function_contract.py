@@ -7,7 +7,7 @@ import pytest
 import funcgrad as fg
 from funcgrad.autograd import Function
 from funcgrad.check import GradcheckError, check_function
-from tests.check.corpus import NOISY, NUMPY_BACKWARD, ONCE, RIGHT, SECOND_ORDER_WRONG, WRONG, Case
+from tests.check.corpus import NOISY, NUMPY_BACKWARD, ONCE, RIGHT, SECOND_ORDER_WRONG, WRONG, Case, Product
 
 
 @pytest.mark.parametrize("case", RIGHT, ids=lambda c: c.name)
@@ -61,13 +61,8 @@ class Float32Grad(Function):
         return (g * 2.0).data.astype(np.float32)
 
 
-class IgnoresNeedsInputGrad(Function):
+class IgnoresNeedsInputGrad(Product):
     """Reads needs_input_grad at the wrong index, so y's gradient goes missing when x needs none."""
-
-    @staticmethod
-    def forward(ctx, x, y):
-        ctx.save_for_backward(x, y)
-        return x * y
 
     @staticmethod
     def backward(ctx, g):
@@ -88,15 +83,10 @@ def test_needs_input_grad_is_exercised() -> None:
         check_function(IgnoresNeedsInputGrad, fg.randn(3, seed=0), fg.randn(3, seed=1))
 
 
-class RealTimesComplex(Function):
+class RealTimesComplex(Product):
     """x (real) * z (complex); z's gradient is ``factor`` times the right one."""
 
     factor = 1.0
-
-    @staticmethod
-    def forward(ctx, x, z):
-        ctx.save_for_backward(x, z)
-        return x * z
 
     @staticmethod
     def backward(ctx, g):

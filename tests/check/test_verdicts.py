@@ -13,7 +13,7 @@ from funcgrad.check import GradcheckError, check_function, gradcheck, gradgradch
 from funcgrad.check.judge import _Classifier
 from funcgrad.check.properties import InconclusiveCheckWarning, assert_grads_correct
 from funcgrad.check.verdict import Verdict, with_second_order
-from tests.check.corpus import BUGS, HARD_RIGHT, Category, MissingFactor
+from tests.check.corpus import BUGS, HARD_RIGHT, Category, MissingFactor, Square
 
 
 def verdict_of(category: Category, fast_mode: bool):
@@ -186,15 +186,10 @@ def test_a_jump_beyond_the_smaller_steps_is_no_failure(fast_mode: bool) -> None:
                      three_valued=True).status == "pass"  # float64's top step stays within the island
 
 
-class _SquarePlus(Function):
+class _SquarePlus(Square):
     """x * x whose derivative is off by ``offset`` (0: right)."""
 
     offset = 0.0
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x
 
     @staticmethod
     def backward(ctx, g):
@@ -278,23 +273,18 @@ _COMPLEX_BUGS = {  # the backward of z * z (right: g * conj(2 z)) and what the d
 @pytest.mark.parametrize("text", list(_COMPLEX_BUGS))
 def test_complex_bugs_are_diagnosed_and_coordinates_explained(text: str) -> None:
     # they were "transposed" and "wrong sign: analytical = -numerical", with coordinates (0, 1) unexplained
-    class Square(Function):
-        @staticmethod
-        def forward(ctx, z):
-            ctx.save_for_backward(z)
-            return z * z
-
+    class WronglySquared(Square):
         @staticmethod
         def backward(ctx, g):
             (z,) = ctx.saved_tensors
             return _COMPLEX_BUGS[text](g, z)
 
     z = fg.tensor(np.array([1 + 2j, -0.5 + 0.3j, 0.7 - 1.1j]), requires_grad=True)
-    verdict = gradcheck(Square.apply, (z,), three_valued=True, raise_exception=False)
+    verdict = gradcheck(WronglySquared.apply, (z,), three_valued=True, raise_exception=False)
     assert verdict.status == "fail" and verdict.diagnosis[0].startswith(f"output 0 w.r.t. input 0: {text}")
     assert "a complex tensor's last coordinate is 0 for the real part, 1 for the imaginary part" in str(verdict)
     with pytest.raises(GradcheckError, match="1 for the imaginary part") as info:
-        gradcheck(Square.apply, (z,))
+        gradcheck(WronglySquared.apply, (z,))
     assert f"likely causes:\n  - {text}" in str(info.value)
 
 
