@@ -5,6 +5,7 @@ in torch, and differentiable wherever the op it names is.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -174,28 +175,19 @@ def argwhere(x: Any) -> Any:
 
 
 # ----- predicates and signs -------------------------------------------------------------------------------------
-@composite
-def signbit(x: Any) -> Any:
-    """Whether the sign bit is set (true for -0.0), a bool tensor."""
-    return _like(x, np.signbit(_data(x)))
+def _predicate(test: Callable[[Any], Any], doc: str) -> Callable[[Any], Any]:
+    """A composite named after NumPy's elementwise ``test``: its bool result, as a Tensor for a Tensor ``x``."""
+    def predicate(x: Any) -> Any:
+        return _like(x, test(_data(x)))
+    predicate.__name__ = predicate.__qualname__ = test.__name__
+    predicate.__doc__ = doc
+    return composite(predicate)
 
 
-@composite
-def isposinf(x: Any) -> Any:
-    """Whether each element is +inf."""
-    return _like(x, np.isposinf(_data(x)))
-
-
-@composite
-def isneginf(x: Any) -> Any:
-    """Whether each element is -inf."""
-    return _like(x, np.isneginf(_data(x)))
-
-
-@composite
-def isreal(x: Any) -> Any:
-    """Whether each element has no imaginary part (true for real dtypes)."""
-    return _like(x, np.isreal(_data(x)))
+signbit = _predicate(np.signbit, "Whether the sign bit is set (true for -0.0), a bool tensor.")
+isposinf = _predicate(np.isposinf, "Whether each element is +inf.")
+isneginf = _predicate(np.isneginf, "Whether each element is -inf.")
+isreal = _predicate(np.isreal, "Whether each element has no imaginary part (true for real dtypes).")
 
 
 @composite

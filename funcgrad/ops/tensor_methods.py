@@ -8,6 +8,7 @@ as torch) and ``contiguous`` through ``clone``.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -275,40 +276,18 @@ def _type_as(self: Tensor, other: Any) -> Tensor:
     return self.to(np.result_type(other.data if isinstance(other, Tensor) else other))
 
 
-@tensor_method("int")
-def _int(self: Tensor) -> Tensor:
-    """``to(int32)``, as torch's ``Tensor.int`` (the result does not require grad)."""
-    return self.to(np.int32)
+def _conversion(name: str, dtype: type) -> Callable[[Tensor], Tensor]:
+    """``Tensor.<name>()``: ``to(dtype)``, as torch's (an integer or bool result does not require grad)."""
+    def convert(self: Tensor) -> Tensor:
+        return self.to(dtype)
+    convert.__name__ = convert.__qualname__ = name
+    convert.__doc__ = f"``to({np.dtype(dtype).name})``, as torch's ``Tensor.{name}``."
+    return convert
 
 
-@tensor_method("long")
-def _long(self: Tensor) -> Tensor:
-    """``to(int64)``, as torch's ``Tensor.long``."""
-    return self.to(np.int64)
-
-
-@tensor_method("bool")
-def _bool(self: Tensor) -> Tensor:
-    """``to(bool)``: whether each element is nonzero."""
-    return self.to(np.bool_)
-
-
-@tensor_method("short")
-def _short(self: Tensor) -> Tensor:
-    """``to(int16)``."""
-    return self.to(np.int16)
-
-
-@tensor_method("char")
-def _char(self: Tensor) -> Tensor:
-    """``to(int8)``."""
-    return self.to(np.int8)
-
-
-@tensor_method("byte")
-def _byte(self: Tensor) -> Tensor:
-    """``to(uint8)``."""
-    return self.to(np.uint8)
+for _name, _target in {"int": np.int32, "long": np.int64, "bool": np.bool_, "short": np.int16, "char": np.int8,
+                       "byte": np.uint8}.items():
+    tensor_method(_name)(_conversion(_name, _target))
 
 
 @tensor_method("cpu")

@@ -86,18 +86,6 @@ CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_first_derivatives_reverse_and_forward(name: str) -> None:
-    fn, inputs = CASES[name]
-    assert gradcheck(fn, inputs, check_forward_ad=True)
-
-
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_second_derivatives(name: str) -> None:
-    fn, inputs = CASES[name]
-    assert gradgradcheck(fn, inputs)
-
-
 # ----- analytic values --------------------------------------------------------------------------------------
 def test_lerp_addcmul_addcdiv_values_and_grads() -> None:
     a, b, w = fg.tensor([1.0, 2.0], requires_grad=True), fg.tensor([3.0, 6.0], requires_grad=True), 0.25
@@ -414,13 +402,6 @@ ALIAS_CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(ALIAS_CASES))
-def test_one_op_functions_first_and_second_derivatives(name: str) -> None:
-    fn, inputs = ALIAS_CASES[name]
-    assert gradcheck(fn, inputs, check_forward_ad=True)
-    assert gradgradcheck(fn, inputs)
-
-
 def test_one_op_function_values() -> None:
     x = fg.tensor([[1.0, -2.0], [3.0, 4.0]])
     np.testing.assert_array_equal(fg.divide(fg.tensor([7, -7]), 2, rounding_mode="trunc").data, [3, -3])
@@ -469,13 +450,6 @@ STAT_CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
     "diag_embed_dims": (lambda a: fg.diag_embed(a, -1, 0, 2), (_leaf(2, 3),)),
     "diagflat": (fg.diagflat, (_leaf(2, 2),)),
 }
-
-
-@pytest.mark.parametrize("name", sorted(STAT_CASES))
-def test_order_statistics_and_splits_first_and_second_derivatives(name: str) -> None:
-    fn, inputs = STAT_CASES[name]
-    assert gradcheck(fn, inputs, check_forward_ad=True)
-    assert gradgradcheck(fn, inputs)
 
 
 def test_quantiles_interpolate_between_the_sorted_values() -> None:
@@ -560,13 +534,6 @@ SELECTION_CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(SELECTION_CASES))
-def test_selections_first_and_second_derivatives(name: str) -> None:
-    fn, inputs = SELECTION_CASES[name]
-    assert gradcheck(fn, inputs, check_forward_ad=True)
-    assert gradgradcheck(fn, inputs)
-
-
 def test_selection_values_counts_and_memory_queries() -> None:
     x = fg.arange(7.0)
     assert x.unfold(0, 3, 2).tolist() == [[0.0, 1.0, 2.0], [2.0, 3.0, 4.0], [4.0, 5.0, 6.0]]
@@ -626,3 +593,20 @@ def test_lerp_stays_between_its_ends_and_its_gradients_are_the_weights(a: np.nda
     gx, gy = fg.autograd.grad(out.sum(), (x, y))
     np.testing.assert_allclose(gx.data, 1 - w)
     np.testing.assert_allclose(gy.data, w)
+
+
+# every differentiable composition above: first derivatives in reverse and forward mode, second derivatives
+ALL_CASES = {**CASES, **ALIAS_CASES, **STAT_CASES, **SELECTION_CASES}
+assert len(ALL_CASES) == len(CASES) + len(ALIAS_CASES) + len(STAT_CASES) + len(SELECTION_CASES)  # no name twice
+
+
+@pytest.mark.parametrize("name", sorted(ALL_CASES))
+def test_first_derivatives_reverse_and_forward(name: str) -> None:
+    fn, inputs = ALL_CASES[name]
+    assert gradcheck(fn, inputs, check_forward_ad=True)
+
+
+@pytest.mark.parametrize("name", sorted(ALL_CASES))
+def test_second_derivatives(name: str) -> None:
+    fn, inputs = ALL_CASES[name]
+    assert gradgradcheck(fn, inputs)
