@@ -22,7 +22,7 @@ from funcgrad.ops.derivatives.linalg import linalg_slogdet as slogdet
 from funcgrad.ops.derivatives.linalg import linalg_svdvals as svdvals
 from funcgrad.ops.derivatives.linalg import linalg_vector_norm as vector_norm
 from funcgrad.ops.linalg_norms import matrix_norm, norm
-from funcgrad.ops.linalg_options import cholesky, eigh, eigvalsh, qr, solve, svd
+from funcgrad.ops.linalg_options import cholesky, cross, eigh, eigvalsh, qr, solve, svd
 
 __all__ = ["LinAlgError", "inv", "det", "slogdet", "solve", "cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals",
-           "pinv", "vector_norm", "matrix_norm", "norm"]
+           "pinv", "vector_norm", "matrix_norm", "norm", "cross"]

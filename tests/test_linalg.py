@@ -344,3 +344,15 @@ def test_torchs_options_of_the_decompositions() -> None:
     assert gradgradcheck(lambda a: fg.linalg.eigvalsh(a, UPLO="U"), (A,))
     assert gradcheck(lambda a, c: fg.linalg.solve(a, c, left=False), (fg.tensor(spd, requires_grad=True),
                                                                         fg.tensor(b, requires_grad=True)))
+
+
+def test_linalg_cross_takes_the_last_dim_by_default_and_is_differentiable() -> None:
+    a = fg.tensor(np.arange(9.0).reshape(3, 3) / 7 + 0.1, requires_grad=True)
+    row = fg.tensor([[0.3, -1.2, 0.5]], requires_grad=True)  # broadcast over a's rows
+    column = fg.tensor([[0.3], [-1.2], [0.5]], requires_grad=True)  # broadcast over a's columns
+    np.testing.assert_allclose(LA.cross(a, row).data, np.cross(a.data, row.data))  # dim -1 by default
+    np.testing.assert_allclose(LA.cross(a, column, dim=0).data, np.cross(a.data, column.data, axis=0))
+    assert gradcheck(lambda x, y: LA.cross(x, y), (a, row))
+    assert gradgradcheck(lambda x, y: LA.cross(x, y, dim=0), (a, column))
+    with pytest.raises(RuntimeError, match="must have length 3"):
+        LA.cross(a, row, dim=0)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 import funcgrad.ops as F
+from funcgrad.ops.compositions import cross as _cross
 from funcgrad.ops.derivatives.linalg import (
     linalg_cholesky,
     linalg_eigh,
@@ -19,7 +20,7 @@ from funcgrad.ops.derivatives.linalg import (
 )
 from funcgrad.ops.formulas import mH, mT
 
-__all__ = ["cholesky", "eigh", "eigvalsh", "solve", "qr", "svd"]
+__all__ = ["cholesky", "eigh", "eigvalsh", "solve", "qr", "svd", "cross"]
 
 
 def _lower_reads(A: Any, UPLO: str) -> Any:  # noqa: N803
@@ -72,3 +73,9 @@ def qr(A: Any, mode: str = "reduced") -> tuple[Any, Any]:  # noqa: N803
 def svd(A: Any, full_matrices: bool = True, *, driver: str | None = None) -> Any:  # noqa: N803
     """(U, S, Vh) with A = U diag(S) Vh; ``driver`` (a CUDA option in torch) is accepted and changes nothing."""
     return linalg_svd(A, full_matrices)
+
+
+def cross(input: Any, other: Any, *, dim: int = -1) -> Any:  # noqa: A002 (torch's parameter name)
+    """The cross product of 3-vectors along ``dim``: the last by default, as ``torch.linalg.cross`` (``funcgrad.cross``
+    takes the first dim of size 3), the other dims broadcast; differentiable."""
+    return _cross(input, other, dim)
