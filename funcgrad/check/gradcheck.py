@@ -1,7 +1,8 @@
 """``gradcheck`` and ``gradgradcheck``: compare autograd's Jacobians with finite differences, as PyTorch's.
 
 Slow mode compares whole Jacobians; fast mode compares ``v^T J u`` for random ``u``, ``v`` and re-runs slow mode to
-explain a failure. Beside the Jacobians: reentrancy, undefined output grads, batched grads and grad dtypes.
+explain a failure. Beside the Jacobians: reentrancy, undefined output grads, batched grads (reverse and forward mode)
+and grad dtypes.
 Finite differences live in ``numerical.py``, likely causes in ``causes.py`` and report text in ``report.py``; only
 the public autograd API is used.
 Complex inputs and outputs are checked in real coordinates (real and imaginary parts separately, as PyTorch's): the
@@ -21,7 +22,7 @@ from funcgrad.autograd import grad as autograd_grad
 from funcgrad.check.analytical import Backward, cotangent, real_size
 from funcgrad.check.arguments import as_tuple, checked_outputs, prepare, tensor_outputs
 from funcgrad.check.causes import KINK_COLUMNS, Suspects
-from funcgrad.check.forward import forward_jacobian
+from funcgrad.check.forward import TangentError, forward_jacobian, jvps
 from funcgrad.check.judge import Problem, judge
 from funcgrad.check.numerical import Step, jacobian_fd, jvp_fd, real_shape, real_view
 from funcgrad.check.report import GradcheckError, Mismatch, format_mismatch
@@ -30,7 +31,10 @@ from funcgrad.core.tensor import Tensor
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
-_BATCH = 3  # grad_outputs in the batched-grad check
+_BATCH = 3  # grad_outputs (tangents) in the batched-grad checks
+_BATCH_TERMS = {  # per batched check: what is batched, the rule that batches it, its input, the option that skips it
+    "batched": ("gradients", "backward", "grad_output", "check_batched_grad"),
+    "batched forward": ("forward-mode gradients", "jvp", "the tangent", "check_batched_forward_grad")}
 _ONCE = "marked with @once_differentiable"  # autograd's error when a once_differentiable backward is differentiated
 
 
@@ -51,6 +55,7 @@ class _Options:
     output_label: Callable[[int], str] = "output {}".format
     input_label: Callable[[int], str] = "input {}".format
     progress: bool = False  # a bar over the finite-difference columns
+    check_batched_forward_grad: bool = False
 
 
 class _Run:
@@ -125,7 +130,11 @@ class _Run:
         out_shapes = [real_shape(o) for o in outputs]
         for pos, i in enumerate(self.indices):
             numerical, errors = jacobian_fd(self.func, self.inputs, i, self.opts.eps, self.opts.progress)
-            for j, (num, err, fwd) in enumerate(zip(numerical, errors, forward_jacobian(self.func, self.inputs, i))):
+            try:
+                forward = forward_jacobian(self.func, self.inputs, i, self.opts.check_grad_dtypes)
+            except TangentError as bad:
+                raise self.bad_tangent("forward AD", bad, i) from bad
+            for j, (num, err, fwd) in enumerate(zip(numerical, errors, forward)):
                 allowed = self.opts.atol + self.opts.rtol * np.abs(num) + err
                 if not np.all(np.abs(fwd - num) <= allowed):
                     complex_parts = "c" in outputs[j].dtype.kind + self.inputs[i].dtype.kind
@@ -231,13 +240,42 @@ class _Run:
             for pos, (i, g) in enumerate(zip(self.indices, grads)):
                 got = np.zeros((_BATCH, real_size(self.diff[pos]))) if g is None else real_view(
                     g.data).astype(np.float64).reshape(_BATCH, -1)
-                want = np.stack([row[pos] for row in looped])
-                tol = 1e-7 if self.diff[pos].dtype == np.float64 else 1e-4
-                if got.shape != want.shape or not np.allclose(got, want, rtol=tol, atol=tol):
-                    raise self.fail("batched", f"Batched gradients of {self.opts.output_label(j)} w.r.t. "
-                                    f"{self.opts.input_label(i)} differ from a loop over the batch: max "
-                                    f"difference {np.abs(got - want).max() if got.shape == want.shape else 'shape'}"
-                                    "; the backward mishandles the leading batch dimension of grad_output.", j, i)
+                self.same_batch("batched", got, np.stack([row[pos] for row in looped]), self.diff[pos].dtype, j, i)
+
+    def batched_forward(self) -> None:
+        """Forward mode with a batch of tangents must agree with one tangent at a time (torch's ``vmap`` of jvp)."""
+        outputs = tensor_outputs(self.func, self.inputs)
+        for i, x in zip(self.indices, self.diff):
+            directions = self.rng.standard_normal((_BATCH, real_size(x)))
+            looped = jvps(self.func, self.inputs, i, directions, batched=False)
+            try:
+                batched = jvps(self.func, self.inputs, i, directions, batched=True)
+            except TangentError as err:
+                raise self.bad_tangent("batched forward", err, i, f" for a batch of {_BATCH} tangents") from err
+            except Exception as exc:
+                raise self.fail("batched forward", f"While computing batched forward-mode gradients w.r.t. "
+                                f"{self.opts.input_label(i)}, got {type(exc).__name__}: {exc}", None, i) from exc
+            for j, (got, want) in enumerate(zip(batched, looped)):
+                self.same_batch("batched forward", got.T, want.T, outputs[j].dtype, j, i)
+
+    def bad_tangent(self, check: str, err: TangentError, i: int, batch: str = "") -> GradcheckError:
+        """The failure for a tangent of the wrong shape or dtype, pushed from input ``i``."""
+        return self.fail(check, f"The forward-mode tangent of {self.opts.output_label(err.output_index)} (pushed "
+                         f"from {self.opts.input_label(i)}{batch}) {err}.", err.output_index, i)
+
+    def same_batch(self, check: str, got: np.ndarray, want: np.ndarray, dtype: np.dtype, j: int, i: int) -> None:
+        """Raise unless a batched result (rows: the batch) agrees with the loop over the batch, at ``dtype``'s
+        precision."""
+        tol = 1e-7 if np.finfo(dtype).dtype == np.float64 else 1e-4
+        if got.shape == want.shape and np.allclose(got, want, rtol=tol, atol=tol):
+            return
+        what, rule, seed, option = _BATCH_TERMS[check]
+        differ = f"max difference {np.abs(got - want).max():.3g}" if got.shape == want.shape else (
+            f"shape {list(got.shape)}, not {list(want.shape)}")
+        raise self.fail(check, f"Batched {what} of {self.opts.output_label(j)} w.r.t. {self.opts.input_label(i)} "
+                        f"differ from a loop over the batch: {differ}; the {rule} mishandles the leading batch "
+                        f"dimension of {seed}. (If the function is not meant to support batches, pass {option}=False.)",
+                        j, i)
 
 
 def _run(func: Callable[..., Any], prepared: tuple[Any, ...], indices: list[int], opts: _Options,
@@ -245,6 +283,8 @@ def _run(func: Callable[..., Any], prepared: tuple[Any, ...], indices: list[int]
     """Validate the arguments, then run the checks; False or GradcheckError on failure."""
     if not (check_backward_ad or check_forward_ad):
         raise ValueError("Expected at least one of check_forward_ad or check_backward_ad to be True")
+    if opts.check_batched_forward_grad and not check_forward_ad:
+        raise ValueError("Setting check_batched_forward_grad=True requires check_forward_ad to be True")
     if not indices:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none did; "
                          "pass inputs created with requires_grad=True")
@@ -269,6 +309,8 @@ def _run(func: Callable[..., Any], prepared: tuple[Any, ...], indices: list[int]
                 run.fast() if opts.fast_mode else run.slow()
             if check_forward_ad and differentiable:  # (else the numerical gradient must be zero, checked above)
                 run.forward_mode(against_reverse=check_backward_ad)
+                if opts.check_batched_forward_grad:  # as torch: before the checks of reverse mode's other properties
+                    run.batched_forward()
         except RuntimeError as exc:
             # only autograd's own refusal; a GradcheckError naming once_differentiable as a cause is a failure
             if not opts.order or isinstance(exc, GradcheckError) or _ONCE not in str(exc):
@@ -332,7 +374,8 @@ def _problem(run: _Run) -> Problem:
 
 def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: Step = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
               raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
-              check_grad_dtypes: bool = False, check_batched_grad: bool = False, check_forward_ad: bool = False,
+              check_grad_dtypes: bool = False, check_batched_grad: bool = False,
+              check_batched_forward_grad: bool = False, check_forward_ad: bool = False,
               check_backward_ad: bool = True, fast_mode: bool = False, three_valued: bool = False,
               progress: bool = False) -> Any:
     """Check the gradients of ``func`` at ``inputs`` against finite differences, as ``torch.autograd.gradcheck``.
@@ -348,10 +391,15 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: Step = 1e-6, atol: 
         raise_exception: raise ``GradcheckError`` on failure; else return False.
         nondet_tol: how much two backward runs with the same grad_output may differ.
         check_undefined_grad: zero or undefined output grads must give zero or None input grads.
-        check_grad_dtypes: each gradient must have its input's dtype.
+        check_grad_dtypes: each gradient must have its input's dtype, each forward-mode tangent its output's
+            precision (a tangent complex for a real output, or not floating point, always fails).
         check_batched_grad: ``grad(..., is_grads_batched=True)`` must agree with a loop.
+        check_batched_forward_grad: forward mode with a batch of tangents (one pass) must agree with one tangent at
+            a time; requires check_forward_ad.
         check_forward_ad: check forward mode too: its Jacobian (one batched pass of identity tangents per
-            input) against finite differences and, with check_backward_ad, against reverse mode's.
+            input, unbatched if that pass disagrees) against finite differences and, with check_backward_ad,
+            against reverse mode's. Unlike torch, whose check keeps the real part of a complex tangent of a real
+            output (with a warning), such a tangent fails.
         check_backward_ad: check reverse mode.
         fast_mode: compare ``v^T J u`` for random ``u``, ``v`` instead of whole Jacobians; a failure is
             re-checked in slow mode, which names the elements (and decides the verdict).
@@ -377,7 +425,8 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: Step = 1e-6, atol: 
     """
     flat_func, prepared, indices, labels = prepare(func, inputs)
     opts = _Options(eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes, check_batched_grad,
-                    fast_mode, three_valued, input_label=labels.__getitem__, progress=progress)
+                    fast_mode, three_valued, input_label=labels.__getitem__, progress=progress,
+                    check_batched_forward_grad=check_batched_forward_grad)
     return _run(flat_func, prepared, indices, opts, raise_exception, check_forward_ad, check_backward_ad)
 
 

@@ -22,8 +22,8 @@ class GradcheckError(RuntimeError):
 
     Attributes:
         check: one of ``"jacobian"``, ``"kink"``, ``"reentrancy"``, ``"undefined grad"``, ``"batched"``,
-            ``"dtype"``, ``"shape"``, ``"once_differentiable"``, ``"function contract"``; prefixed by
-            ``"second order "`` in ``gradgradcheck``.
+            ``"forward AD"``, ``"batched forward"``, ``"dtype"``, ``"shape"``, ``"once_differentiable"``,
+            ``"function contract"``; prefixed by ``"second order "`` in ``gradgradcheck``.
         output_index, input_index: where it failed, when that applies.
         verdict: the ``Verdict`` of a three-valued check that failed (its check is ``"verdict"``).
 

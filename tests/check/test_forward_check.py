@@ -1,12 +1,15 @@
 """gradcheck(check_forward_ad=True): forward mode against finite differences and against reverse mode."""
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 
 import funcgrad as fg
 from funcgrad.autograd import Function
 from funcgrad.check import GradcheckError, gradcheck, gradgradcheck
+from funcgrad.ops.registry import OPS, defop
 from tests.check.corpus import Sin, SumOneDirection
 
 
@@ -94,3 +97,111 @@ def test_no_differentiable_output_in_forward_mode() -> None:
         assert gradcheck(lambda t: fg.tensor(np.arange(3)), (x,), check_forward_ad=True, check_backward_ad=backward_ad)
         assert not gradcheck(lambda t: fg.tensor(np.sin(t.data)), (x,), check_forward_ad=True,
                              check_backward_ad=backward_ad, raise_exception=False)
+
+
+class CubeTangent(Cube):
+    """Cube whose jvp returns ``tangent(right tangent)``: the right values in a wrong shape or dtype."""
+
+    tangent = staticmethod(lambda t: t)
+
+    @classmethod
+    def jvp(cls, ctx, t):
+        return cls.tangent(super().jvp(ctx, t))
+
+
+def with_tangent(tangent) -> type[Function]:
+    return type("Bad", (CubeTangent,), {"tangent": staticmethod(tangent)})
+
+
+@pytest.mark.parametrize("backward_ad", [True, False])
+def test_complex_tangent_of_a_real_output_fails(backward_ad: bool) -> None:
+    # torch's gradcheck keeps the real part (with a warning) and passes; here it is a clear failure, not a reshape crash
+    bad = with_tangent(lambda t: t * (1 + 0.5j))
+    with pytest.raises(GradcheckError, match="tangent of output 0 .pushed from input 0. has dtype complex128 while "
+                                             "the output is real .float64.") as info:
+        gradcheck(bad.apply, (leaf(),), check_forward_ad=True, check_backward_ad=backward_ad)
+    assert (info.value.check, info.value.output_index, info.value.input_index) == ("forward AD", 0, 0)
+    assert "return .real" in str(info.value)
+    assert not gradcheck(bad.apply, (leaf(),), check_forward_ad=True, check_backward_ad=backward_ad,
+                         raise_exception=False)
+
+
+@pytest.mark.parametrize(("tangent", "message"), [
+    (lambda t: t.expand(5, 2, 3), r"has shape \[5, 2, 3\] while the output has shape \[2, 3\]"),
+    (lambda t: fg.tensor(t.data.astype(np.int64)), "has dtype int64 while the output has dtype float64"),
+])
+def test_tangent_of_the_wrong_shape_or_kind_fails(tangent, message: str) -> None:
+    with pytest.raises(GradcheckError, match=message):
+        gradcheck(with_tangent(tangent).apply, (leaf(),), check_forward_ad=True)
+
+
+def test_tangent_precision_is_checked_with_check_grad_dtypes() -> None:
+    float32 = with_tangent(lambda t: t.to(np.float32))
+    assert gradcheck(float32.apply, (leaf(),), check_forward_ad=True)  # as torch: values are compared
+    with pytest.raises(GradcheckError, match="has dtype float32 while the output has dtype float64"):
+        gradcheck(float32.apply, (leaf(),), check_forward_ad=True, check_grad_dtypes=True)
+    x = fg.randn(3, seed=1, requires_grad=True)
+    z = fg.tensor(np.array([1 + 2j, -0.5 + 0.3j, 2j]), requires_grad=True)
+    assert gradcheck(lambda a, b: a * b, (x, z), check_forward_ad=True, check_grad_dtypes=True)  # real tangent of z
+
+
+# ----- check_batched_forward_grad: a batch of tangents in one pass against one tangent at a time ------------------
+class MemoJvpSin(Sin):
+    """sin whose jvp computes its tangent once per ctx: right for one tangent, but a batch of tangents calls the jvp
+    once per direction on the same ctx, and every direction gets the first one's tangent."""
+
+    @staticmethod
+    def jvp(ctx, t):
+        if not hasattr(ctx, "tangent"):
+            (x,) = ctx.saved_tensors
+            ctx.tangent = t * fg.cos(x)
+        return ctx.tangent
+
+
+@pytest.mark.parametrize("fn", [lambda x: fg.tanh(x @ fg.ones(3, 2)), lambda x: fg.log_softmax(x, dim=1),
+                                lambda x: fg.linalg.det(x[:, :2]), Cube.apply, lambda x: (x.sum(0), x * x)])
+def test_batched_forward_grad_passes_right_ops(fn) -> None:
+    for backward_ad in (True, False):
+        assert gradcheck(fn, (leaf(),), check_forward_ad=True, check_backward_ad=backward_ad,
+                         check_batched_forward_grad=True)
+
+
+def test_batched_forward_grad_catches_a_jvp_that_mishandles_a_batch() -> None:
+    assert gradcheck(MemoJvpSin.apply, (leaf(),), check_forward_ad=True)  # one tangent at a time is right
+    with pytest.raises(GradcheckError, match="Batched forward-mode gradients of output 0 w.r.t. input 0 differ from "
+                                             "a loop over the batch") as info:
+        gradcheck(MemoJvpSin.apply, (leaf(),), check_forward_ad=True, check_batched_forward_grad=True)
+    assert (info.value.check, info.value.output_index, info.value.input_index) == ("batched forward", 0, 0)
+    assert "check_batched_forward_grad=False" in str(info.value)
+    assert not gradcheck(MemoJvpSin.apply, (leaf(),), check_forward_ad=True, check_batched_forward_grad=True,
+                         raise_exception=False)
+
+
+def test_batched_forward_grad_catches_an_op_rule_that_sums_over_the_batch() -> None:
+    # an op's jvp rule sees the batch (a Function's jvp never does): x_t.sum(0) is right for one tangent only
+    column_sums = defop("column_sums_summing_the_batch", lambda x: np.sum(x, axis=0), x=lambda g, x: g + 0 * x,
+                        jvp=lambda x_t: x_t.sum(0))
+    try:
+        assert gradcheck(column_sums, (leaf(),), check_forward_ad=True)
+        with pytest.raises(GradcheckError, match=r"for a batch of 3 tangents\) has shape \[2, 3\] while the output "
+                                                 r"has shape \[3\] with a batch of 3 in front"):
+            gradcheck(column_sums, (leaf(),), check_forward_ad=True, check_batched_forward_grad=True)
+    finally:
+        del OPS["column_sums_summing_the_batch"]
+
+
+def test_batched_forward_grad_requires_forward_ad() -> None:
+    # as torch (an AssertionError there; the option errors here are ValueErrors)
+    with pytest.raises(ValueError, match="check_batched_forward_grad=True requires check_forward_ad"):
+        gradcheck(fg.sin, (leaf(),), check_batched_forward_grad=True)
+
+
+def test_batched_forward_grad_option_as_torch() -> None:
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).standard_normal((2, 3))
+    assert torch.autograd.gradcheck(torch.sin, (torch.tensor(x, requires_grad=True),), check_forward_ad=True,
+                                    check_batched_forward_grad=True)
+    assert gradcheck(fg.sin, (fg.tensor(x, requires_grad=True),), check_forward_ad=True,
+                     check_batched_forward_grad=True)
+    assert inspect.signature(gradcheck).parameters["check_batched_forward_grad"].default is (
+        inspect.signature(torch.autograd.gradcheck).parameters["check_batched_forward_grad"].default)

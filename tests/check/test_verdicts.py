@@ -338,3 +338,17 @@ def test_the_rounding_floor_spares_a_small_derivative_beside_a_large_one(fast_mo
     x = fg.tensor(np.float32([0.5, -0.7]), requires_grad=True)
     verdict = gradcheck(_Scaled.apply, (x,), three_valued=True, fast_mode=fast_mode, raise_exception=False)
     assert verdict.status == "fail" and verdict.elements[0].where.endswith("input 0 (1,)"), str(verdict)
+
+
+# Known false fails (found by fuzzing float32 compositions of right rules): the first-order gradient is a difference of
+# terms far larger than itself, so its rounding is far coarser than eps times its size, which is what the finite
+# differences' noise estimate assumes; they see a flat function (0 ± 1e-11) and fail a right derivative.
+@pytest.mark.xfail(strict=True, reason="gradgradcheck three_valued: the noise estimate ignores cancellation")
+@pytest.mark.parametrize(("func", "values"), [
+    (lambda x: fg.tanh(x) - x, [-0.00021452399960253388, -0.00032913126051425934]),
+    (lambda x: x * x - x * x * 1.0001, [103.20430755615234, 143.04815673828125, 124.40888214111328, 75.54071807861328]),
+], ids=["tanh(x) - x", "x*x - x*x*1.0001"])
+def test_cancellation_in_float32_is_no_failure(func, values) -> None:
+    x = fg.tensor(np.array(values, np.float32), requires_grad=True)
+    assert gradgradcheck(func, (x,), three_valued=True, raise_exception=False).status != "fail"
+    assert gradgradcheck(func, (x.double().detach().requires_grad_(),), three_valued=True).status == "pass"
