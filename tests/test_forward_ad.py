@@ -397,3 +397,56 @@ def test_function_jvp_keeping_the_batch_shape_still_gets_one_direction_at_a_time
     expected = x.sum() * np.eye(4) + x[:, None]  # d(x_i sum(x)) / dx_j = [i=j] sum(x) + x_i
     np.testing.assert_allclose(np.asarray(fg.func.jacfwd(_TimesSum.apply)(x)), expected)
     np.testing.assert_allclose(np.asarray(fg.func.jacrev(_TimesSum.apply)(x)), expected)
+
+
+class _CachingJvp(Function):
+    """``2 x`` with a jvp that keeps its result on ctx, as a jvp may under torch, which calls it once per forward."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+    @staticmethod
+    def jvp(ctx, t):
+        if not hasattr(ctx, "tangent"):
+            ctx.tangent = t * 2
+        return ctx.tangent
+
+
+def test_function_jvp_writing_on_ctx_gets_a_fresh_ctx_per_direction():
+    # the second direction used to read the first one's cached tangent: jacfwd gave [[2, 0], [2, 0]], silently
+    np.testing.assert_allclose(np.asarray(fg.func.jacfwd(_CachingJvp.apply)(np.array([0.5, -1.5]))), 2 * np.eye(2))
+    _, tangent = fg.func.jvp(_CachingJvp.apply, (np.array([0.5, -1.5]),), (np.array([1.0, 3.0]),))
+    np.testing.assert_allclose(np.asarray(tangent), [2.0, 6.0])
+
+
+class _BatchShapedJvp(Function):
+    """``2 x`` with a jvp returning two stacked copies of the tangent: a batch's shape for one direction."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+    @staticmethod
+    def jvp(ctx, t):
+        return fg.stack([t * 2, t * 2])
+
+
+@pytest.mark.parametrize("transform", ["jvp", "jacfwd"])
+def test_function_jvp_with_an_extra_leading_dim_is_refused(transform):
+    # one direction's tangent of shape (2, 3) for an output of shape (3,) used to pass as a batch of two
+    x = np.array([0.5, -1.5, 2.0])
+    with pytest.raises(RuntimeError, match=r"_BatchShapedJvp.jvp returned a tangent of shape \[2, 3\] for output 0 "
+                                           r"of shape \[3\]"):
+        if transform == "jvp":
+            fg.func.jvp(_BatchShapedJvp.apply, (x,), (np.ones(3),))
+        else:
+            fg.func.jacfwd(_BatchShapedJvp.apply)(x)

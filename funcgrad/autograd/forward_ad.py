@@ -12,6 +12,7 @@ that entered them.
 """
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -188,21 +189,30 @@ def function_tangents(inputs: tuple[Any, ...]) -> tuple[DualLevel, list[Any]] | 
                        if isinstance(a, Tensor) else None for a in inputs]
 
 
+def tangent_batch(tangents: list[Any], inputs: tuple[Any, ...]) -> int | None:
+    """The number of directions in a Function's input tangents: a leading dim the primals lack (``jacfwd``, the
+    checks), or None for one direction."""
+    return next((t.shape[0] for t, a in zip(tangents, inputs) if isinstance(a, Tensor) and t.ndim > a.ndim), None)
+
+
 def function_jvp(jvp: Callable[..., Any], ctx: Any, tangents: list[Any], inputs: tuple[Any, ...],
-                 n_outputs: int) -> Any:
+                 n_outputs: int, batch: int | None) -> Any:
     """Call a Function's ``jvp`` on the inputs' tangents (under ``primal_only``).
 
-    A jvp is written for one direction (torch's contract), so a batch of tangents (a leading dim the primal lacks:
-    ``jacfwd``, the checks) is pushed one direction at a time, the results stacked: handed the batch, a jvp that
-    reduces its tangent (``x * t.sum()``) would mix the directions, and its result can still have the batch's
-    shape (``t * s + x * t.sum()``), so no test of the result tells a right batched call from a wrong one.
+    A jvp is written for one direction (torch's contract), so a ``batch`` of tangents is pushed one direction at a
+    time, the results stacked: handed the batch, a jvp that reduces its tangent (``x * t.sum()``) would mix the
+    directions, and its result can still have the batch's shape (``t * s + x * t.sum()``), so no test of the result
+    tells a right batched call from a wrong one. torch calls a jvp once per forward, so every direction after the
+    first gets a copy of ``ctx`` as forward left it: what a jvp writes on ``ctx`` (a cached result) reaches no
+    other direction.
     """
-    batch = next((t.shape[0] for t, a in zip(tangents, inputs) if isinstance(a, Tensor) and t.ndim > a.ndim), None)
     with primal_only():
         if batch is None:
             return jvp(ctx, *tangents)
-        directions = [jvp(ctx, *[t[b] if isinstance(a, Tensor) and t.ndim > a.ndim else t
-                                 for t, a in zip(tangents, inputs)]) for b in range(batch)]
+        as_forward_left = copy.copy(ctx)
+        directions = [jvp(ctx if b == 0 else copy.copy(as_forward_left),
+                          *[t[b] if isinstance(a, Tensor) and t.ndim > a.ndim else t for t, a in zip(tangents, inputs)])
+                      for b in range(batch)]
     if n_outputs == 1 and not isinstance(directions[0], tuple | list):
         return ops.stack(directions)
     return tuple(None if all(d[i] is None for d in directions) else
@@ -211,20 +221,22 @@ def function_jvp(jvp: Callable[..., Any], ctx: Any, tangents: list[Any], inputs:
                             for d in directions]) for i in range(n_outputs))
 
 
-def attach_function_tangents(name: str, tangents: Any, outputs: Any, level: DualLevel) -> None:
-    """Give a Function's outputs the tangents its ``jvp`` returned (one per output, None for none)."""
+def attach_function_tangents(name: str, tangents: Any, outputs: Any, level: DualLevel, batch: int | None) -> None:
+    """Give a Function's outputs the tangents its ``jvp`` returned (one per output, None for none; with ``batch``
+    directions, each stacked along a leading dim)."""
     outs = outputs if isinstance(outputs, tuple) else (outputs,)
     tangents = tangents if isinstance(tangents, tuple | list) else (tangents,)
     if len(tangents) != len(outs):
         raise RuntimeError(f"{name}.jvp returned {len(tangents)} tangents but forward returned {len(outs)} outputs; "
                            "return one tangent (or None) per output")
+    lead = () if batch is None else (batch,)
     for i, (o, t) in enumerate(zip(outs, tangents)):
         if t is None or not isinstance(o, Tensor) or o.dtype.kind not in "fc":
             continue
         t = t if isinstance(t, Tensor) else Tensor(np.asarray(t))
-        if t.shape != o.shape and t.shape[1:] != o.shape:
-            raise RuntimeError(f"{name}.jvp returned a tangent of shape {list(t.shape)} for output {i} of shape "
-                               f"{list(o.shape)}; a tangent has its output's shape (or one extra leading batch dim)")
+        if t.shape != lead + o.shape:
+            raise RuntimeError(f"{name}.jvp returned a tangent of shape {list(t.shape[len(lead):])} for output {i} "
+                               f"of shape {list(o.shape)}; a tangent has its output's shape")
         level.attach(o, t)
     _give_saved_outputs_tangents(outs)
 

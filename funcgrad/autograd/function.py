@@ -447,9 +447,10 @@ class Function:
         result = ctx._wrap_outputs(inputs, output, recording)
         if dual is not None:
             level, tangents = dual
+            batch = forward_ad.tangent_batch(tangents, inputs)
             output_tangents = forward_ad.function_jvp(cls.jvp, ctx, tangents, inputs,
-                                                      len(result) if isinstance(result, tuple) else 1)
-            forward_ad.attach_function_tangents(cls.__name__, output_tangents, result, level)
+                                                      len(result) if isinstance(result, tuple) else 1, batch)
+            forward_ad.attach_function_tangents(cls.__name__, output_tangents, result, level, batch)
         if recording and DISPATCH.active:
             record_creation(ctx)
         return result
