@@ -285,6 +285,8 @@ def _run(func: Callable[..., Any], prepared: tuple[Any, ...], indices: list[int]
         raise ValueError("Expected at least one of check_forward_ad or check_backward_ad to be True")
     if opts.check_batched_forward_grad and not check_forward_ad:
         raise ValueError("Setting check_batched_forward_grad=True requires check_forward_ad to be True")
+    if opts.check_batched_grad and not check_backward_ad:
+        raise ValueError("Setting check_batched_grad=True requires check_backward_ad to be True")
     if not indices:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none did; "
                          "pass inputs created with requires_grad=True")

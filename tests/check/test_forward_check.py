@@ -183,10 +183,12 @@ def test_batched_forward_grad_catches_an_op_rule_that_sums_over_the_batch() -> N
         del OPS["column_sums_summing_the_batch"]
 
 
-def test_batched_forward_grad_requires_forward_ad() -> None:
+def test_batched_checks_require_their_mode() -> None:
     # as torch (an AssertionError there; the option errors here are ValueErrors)
     with pytest.raises(ValueError, match="check_batched_forward_grad=True requires check_forward_ad"):
         gradcheck(fg.sin, (leaf(),), check_batched_forward_grad=True)
+    with pytest.raises(ValueError, match="check_batched_grad=True requires check_backward_ad"):
+        gradcheck(fg.sin, (leaf(),), check_forward_ad=True, check_backward_ad=False, check_batched_grad=True)
 
 
 def test_batched_forward_grad_option_as_torch() -> None:
