@@ -370,8 +370,28 @@ def _problem(run: _Run) -> Problem:
         run.reentrant([first], [second])
         return first
 
-    return Problem(run.func, run.inputs, run.indices, jacobians, projections, [real_shape(o) for o in outputs],
-                   run.opts.output_label, run.opts.input_label, [o.dtype.kind == "c" for o in outputs])
+    problem = Problem(run.func, run.inputs, run.indices, jacobians, projections, [real_shape(o) for o in outputs],
+                      run.opts.output_label, run.opts.input_label, [o.dtype.kind == "c" for o in outputs])
+    if any(np.finfo(t.dtype).bits < 64 for t in (*run.diff, *outputs)):  # (complex64's finfo is float32's)
+        problem.precise = _precise(run, problem)
+    return problem
+
+
+def _precise(run: _Run, problem: Problem) -> Problem | None:
+    """``problem`` at float64 (complex128) copies of the floating inputs: what the judge measures the rounding of the
+    outputs and Jacobians against. None when the function refuses them or answers in another shape."""
+    inputs = tuple(Tensor(x.data.astype(np.promote_types(x.dtype, np.float64)), requires_grad=x.requires_grad)
+                   if isinstance(x, Tensor) and x.dtype.kind in "fc" else x for x in run.inputs)
+    backward = Backward(run.func, inputs, run.indices, nondet_tol=np.inf, check_grad_dtypes=False, fail=run.fail,
+                        input_label=run.opts.input_label, output_label=run.opts.output_label)
+    twin = Problem(run.func, inputs, run.indices, lambda: backward.jacobians()[0],
+                   lambda v: backward.projections(tensor_outputs(run.func, inputs), v), problem.out_shapes,
+                   problem.output_label, problem.input_label, problem.complex_outputs)
+    try:
+        same = twin.values().shape == problem.values().shape
+    except Exception:  # (a function written for its inputs' precision only: nothing to measure against)
+        return None
+    return twin if same else None
 
 
 def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: Step = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,

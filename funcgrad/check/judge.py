@@ -32,7 +32,7 @@ import numpy as np
 from funcgrad.autograd import no_grad
 from funcgrad.check.diagnosis import Block, diagnose
 from funcgrad.check.numerical import COMPLEX_COORDINATES, Cells, perturbable, real_shape, real_view
-from funcgrad.check.steps import Estimate, Shift, derivative, finest, first_step, kink, slopes
+from funcgrad.check.steps import Estimate, derivative, finest, first_step, kink, slopes
 from funcgrad.check.verdict import FAIL, INCONCLUSIVE, PASS, Element, Verdict
 from funcgrad.core.tensor import Tensor
 
@@ -56,7 +56,9 @@ class Problem:
 
     Autograd's side comes on demand, each checked for reentrancy (a ``GradcheckError`` otherwise): ``jacobians()``
     gives the Jacobians ``[j][pos]``, ``projections(v)`` the products ``v @ J`` [pos] (k, in size) for covectors
-    ``v`` (k, the real sizes of all outputs, concatenated). ``complex_outputs``: which outputs are complex."""
+    ``v`` (k, the real sizes of all outputs, concatenated). ``complex_outputs``: which outputs are complex.
+    ``precise``: the same problem at float64 (complex128) copies of the inputs, when they have a lower precision:
+    how far the outputs and Jacobians are from its measures the rounding they realize, cancellation included."""
 
     func: Callable[..., Any]
     inputs: Sequence[Any]
@@ -67,6 +69,7 @@ class Problem:
     output_label: Callable[[int], str]
     input_label: Callable[[int], str]
     complex_outputs: Sequence[bool] = ()
+    precise: Problem | None = None
 
     def values(self) -> np.ndarray:
         """Every checked output, flattened into one float64 vector, without graph recording."""
@@ -85,30 +88,78 @@ class Problem:
         dtypes += [self.inputs[i].dtype for i in self.indices]
         return max(float(np.finfo(d).eps) for d in dtypes)
 
+    def twin(self) -> Problem:
+        """The ``precise`` twin, its checked inputs set to this problem's as they are now (shifted or not)."""
+        twin = self.precise
+        assert twin is not None
+        for i in self.indices:
+            twin.inputs[i].data[...] = self.inputs[i].data
+        return twin
 
-def _column_shift(problem: Problem, flat: np.ndarray | Cells, k: int) -> Shift:
-    """Move element ``k`` of ``flat`` by ``t`` in its own dtype; the shift applied is what the dtype allowed."""
-    def shifted(t: float) -> tuple[np.ndarray, float]:
-        orig = flat[k].copy()
-        flat[k] = orig + t
+    def rounding(self, values: np.ndarray) -> np.ndarray:
+        """How far ``values``, the outputs at the inputs as they are now, are from the ``precise`` twin's at the same
+        point: the rounding they realize (zero where either is NaN, or everywhere if the twin fails here)."""
         try:
-            return problem.values(), float(flat[k]) - float(orig)
-        finally:
-            flat[k] = orig
-    return shifted
+            precise = self.twin().values()
+        except Exception:  # (the twin measures only: its failure is no verdict)
+            return np.zeros(values.shape)
+        with np.errstate(invalid="ignore"):
+            return np.nan_to_num(np.abs(values - precise), nan=0.0)
 
 
-def _direction_shift(problem: Problem, x: np.ndarray | Cells, u: np.ndarray) -> Shift:
+class _Shifted:
+    """A ``Shift`` of the problem's input, moved in place by ``move(t)`` (which returns the shift the dtype allowed)
+    and put back by ``restore()``; each point is evaluated once. Where the problem has a ``precise`` twin, ``rounding``
+    is how far the outputs are from the twin's at the same point: the rounding the computation realizes there."""
+
+    def __init__(self, problem: Problem, move: Callable[[float], float], restore: Callable[[], None]) -> None:
+        self.problem, self.move, self.restore = problem, move, restore
+        self.seen: dict[float, tuple[np.ndarray, float, np.ndarray | None]] = {}
+
+    def __call__(self, t: float) -> tuple[np.ndarray, float]:
+        return self.evaluated(t)[:2]
+
+    def rounding(self, t: float) -> np.ndarray:
+        """The outputs' realized absolute rounding at shift ``t`` (zeros without a twin)."""
+        values, _, realized = self.evaluated(t)
+        return np.zeros(values.shape) if realized is None else realized
+
+    def evaluated(self, t: float) -> tuple[np.ndarray, float, np.ndarray | None]:
+        if t not in self.seen:
+            applied = self.move(t)
+            try:
+                values = self.problem.values()
+                self.seen[t] = values, applied, self.problem.rounding(values) if self.problem.precise else None
+            finally:
+                self.restore()
+        return self.seen[t]
+
+
+def _column_shift(problem: Problem, flat: np.ndarray | Cells, k: int) -> _Shifted:
+    """Move element ``k`` of ``flat`` by ``t`` in its own dtype; the shift applied is what the dtype allowed."""
+    orig = flat[k].copy()
+
+    def move(t: float) -> float:
+        flat[k] = orig + t
+        return float(flat[k]) - float(orig)
+
+    def restore() -> None:
+        flat[k] = orig
+    return _Shifted(problem, move, restore)
+
+
+def _direction_shift(problem: Problem, x: np.ndarray | Cells, u: np.ndarray) -> _Shifted:
     """Move the whole input ``x`` (flat, real coordinates) by ``t * u`` (the rounding of ``x + t u`` is inside the
     estimate's noise)."""
-    def shifted(t: float) -> tuple[np.ndarray, float]:
-        orig = x.copy()
+    orig = x.copy()
+
+    def move(t: float) -> float:
         x[...] = orig + t * u
-        try:
-            return problem.values(), t
-        finally:
-            x[...] = orig
-    return shifted
+        return t
+
+    def restore() -> None:
+        x[...] = orig
+    return _Shifted(problem, move, restore)
 
 
 def _converged() -> Callable[[np.ndarray, np.ndarray], bool]:
@@ -134,16 +185,18 @@ class _Classifier:
         self.resolved = min(eps ** _RESOLVED, _ACCURACY)
         self.floor = 0.0  # the absolute rounding of the backward, set once its Jacobians are known
 
-    def split(self, ana: np.ndarray, num: np.ndarray, err: np.ndarray,
-              scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(passed, failed)`` masks; the rest is inconclusive. ``scale``: see ``scale``."""
+    def split(self, ana: np.ndarray, num: np.ndarray, err: np.ndarray, scale: np.ndarray,
+              rounded: Any = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """``(passed, failed)`` masks; the rest is inconclusive. ``scale``: see ``scale``. ``rounded``: the rounding
+        the analytical values realize (measured against a precise twin): a gap within it fails no element, and
+        passes none either."""
         gap = np.abs(num - ana)
         size = np.abs(num) + np.abs(ana) + scale
         with np.errstate(invalid="ignore"):
             zero = (np.abs(ana) <= self.floor) & (np.abs(num) <= MARGIN * err)  # no dependence seen, rounding left
             rounding = np.where(zero, self.floor, 0.0)
             allowed = MARGIN * err + self.eps ** _ROUNDING * size + rounding + _TINY  # (relative parts underflow)
-            failed = (gap > allowed) | (np.isnan(ana) & np.isfinite(num))
+            failed = (gap > allowed + MARGIN * rounded) | (np.isnan(ana) & np.isfinite(num))
             # resolved beside the element's own size, not the sum above (~3 times it), which let 1.2% bugs pass
             own = np.maximum(np.maximum(np.abs(num), np.abs(ana)), scale)
             passed = ~failed & (gap <= allowed) & (err <= self.resolved * own)
@@ -211,6 +264,20 @@ class _Judge:
         return stacked
 
     @cached_property
+    def rounded(self) -> list[np.ndarray] | list[float]:
+        """How far ``stacked`` is from the precise twin's Jacobians: the rounding autograd's side realizes [pos] (zero
+        without a twin, and where either side is NaN)."""
+        if self.p.precise is None:
+            return [0.0] * len(self.p.indices)
+        try:
+            twin = self.p.twin().jacobians()
+        except Exception:  # (the twin measures only: its failure is no verdict)
+            return [0.0] * len(self.p.indices)
+        precise = [np.concatenate([blocks[pos] for blocks in twin], axis=0) if twin else np.zeros_like(s)
+                   for pos, s in enumerate(self.stacked)]
+        return [np.nan_to_num(np.abs(s - t), nan=0.0) for s, t in zip(self.stacked, precise)]
+
+    @cached_property
     def numerical(self) -> list[np.ndarray]:
         """The numerical Jacobians as far as computed, NaN elsewhere: [pos] (total outputs, in.size)."""
         return [np.full((self.offsets[-1], real_view(self.p.inputs[i].data).size), np.nan) for i in self.p.indices]
@@ -238,19 +305,26 @@ class _Judge:
         flat = perturbable(x.data)  # complex inputs in real coordinates, perturbed one part at a time
         steps = first_step(np.asarray(flat))
         ana_all = self.stacked[pos]
+        rounded = self.rounded[pos]
         for k in ks:
             ana = ana_all[:, k]
+            rounded_k = rounded if isinstance(rounded, float) else rounded[:, k]
             scale = self.rule.scale(ana, np.abs(self.centre) / max(abs(float(flat[k])), 1.0))
 
             shifted = _column_shift(self.p, flat, k)
-            est = derivative(shifted, float(steps[k]), self.rule.eps, self.rule.settled(ana, scale))
+            est = self.estimate(shifted, float(steps[k]), self.rule.settled(ana, scale))
             self.numerical[pos][:, k], self.errors[pos][:, k] = est.value, est.error
             self.checked += ana.size
-            passed, failed = self.rule.split(ana, est.value, est.error, scale)
+            passed, failed = self.rule.split(ana, est.value, est.error, scale, rounded_k)
             if not passed.all():
-                self.explain(shifted, est, ana, scale, passed, failed, i, k, float(flat[k]), float(steps[k]))
+                self.explain(shifted, est, ana, scale, passed, failed, i, k, float(flat[k]), float(steps[k]), rounded_k)
 
-    def rechecked(self, shifted: Shift, est: Estimate, h0: float, rows: np.ndarray) -> tuple[Estimate, np.ndarray]:
+    def estimate(self, shifted: _Shifted, h0: float, decided: Callable[[np.ndarray, np.ndarray], bool]) -> Estimate:
+        """The derivative along ``shifted`` from step ``h0`` down, its noise counting the rounding the outputs realize
+        where the problem has a precise twin."""
+        return derivative(shifted, h0, self.rule.eps, decided, shifted.rounding if self.p.precise else None)
+
+    def rechecked(self, shifted: _Shifted, est: Estimate, h0: float, rows: np.ndarray) -> tuple[Estimate, np.ndarray]:
         """A second estimate from a ladder starting at ``h0 / _RECHECK``, and where it contradicts ``est`` (``rows``
         only): Ridders' error is the gap between neighbouring steps, so a function that jumps or turns within the
         top steps (a sign flip of an SVD's vectors 2e-3 away, with float32's top step 0.04) can agree with itself
@@ -259,17 +333,19 @@ class _Judge:
             bound = MARGIN * (error + est.error) + self.rule.eps ** _ROUNDING * np.abs(est.value)
             return rows & (np.abs(value - est.value) > bound)  # (NaN: no evidence either way)
 
-        again = derivative(shifted, h0 / _RECHECK, self.rule.eps, lambda v, e: not contradicts(v, e).any())
+        again = self.estimate(shifted, h0 / _RECHECK, lambda v, e: not contradicts(v, e).any())
         return again, contradicts(again.value, again.error)
 
-    def explain(self, shifted: Shift, est: Estimate, ana: np.ndarray, scale: np.ndarray, passed: np.ndarray,
-                failed: np.ndarray, i: int, k: int, x_k: float, h0: float) -> None:
-        """Record the elements of one column that did not pass, telling kinks, steps that are too large and
+    def explain(self, shifted: _Shifted, est: Estimate, ana: np.ndarray, scale: np.ndarray, passed: np.ndarray,
+                failed: np.ndarray, i: int, k: int, x_k: float, h0: float, rounded: Any) -> None:
+        """Record the elements of one column that did not pass, telling kinks, steps that are too large, rounding and
         resolution from bugs."""
         found = kink(shifted, 2 * est.step, self.rule.eps)
         again, contradicted = self.rechecked(shifted, est, h0, failed) if failed.any() else (est, failed)
         # a jump within the top steps of this shift, seen on any output: only the smaller steps count
-        unconfirmed = contradicted | (contradicted.any() & ~self.rule.split(ana, again.value, again.error, scale)[1])
+        unconfirmed = contradicted | (contradicted.any()
+                                      & ~self.rule.split(ana, again.value, again.error, scale, rounded)[1])
+        within_rounding = ~failed & self.rule.split(ana, est.value, est.error, scale)[1]
         dtype = self.p.inputs[i].dtype
         fine, fine_noise = finest(shifted, np.asarray(x_k, dtype), self.rule.eps)
         with np.errstate(invalid="ignore"):
@@ -300,6 +376,11 @@ class _Judge:
             elif failed[row] and not unresolved[row]:
                 status, reason = FAIL, ("" if found.jump[row] == 0 else
                                         f"near a kink, yet outside the one-sided derivatives {lo:.6g}..{hi:.6g}")
+            elif within_rounding[row]:
+                status, reason = INCONCLUSIVE, (
+                    f"{dtype} rounding: the gap {abs(float(ana[row] - est.value[row])):.2g} is within what autograd's "
+                    f"{dtype} computation realizes here ({float(np.broadcast_to(rounded, ana.shape)[row]):.2g}, "
+                    "measured against the same computation at float64 copies of the inputs): check in float64")
             elif not np.isfinite(est.value[row]):
                 status, reason = INCONCLUSIVE, (
                     f"this output is NaN or infinite about {self.p.input_label(i)} "
@@ -339,8 +420,7 @@ class _Judge:
         h0 = float(first_step(np.zeros(1, flat.dtype))[0])
         centre = np.abs(self.centre)
         directions = [np.where(rng.random(flat.size) < 0.5, -1.0, 1.0) * weight for _ in range(_SCREENS)]
-        estimates = [derivative(_direction_shift(self.p, flat, u), h0, self.rule.eps, _converged())
-                     for u in directions]
+        estimates = [self.estimate(_direction_shift(self.p, flat, u), h0, _converged()) for u in directions]
         if not all(np.all(np.isfinite(est.error)) for est in estimates):
             return INCONCLUSIVE, []
         weights = [1 / (self.rule.tolerance(est, centre)[0] + 1e-300) for est in estimates]
@@ -396,7 +476,7 @@ class _Judge:
         for (block, u), ana in zip(directions, products.T):
             scale = self.rule.scale(ana, np.abs(self.centre))
             settled = self.rule.settled(ana, scale)
-            est = derivative(_direction_shift(self.p, flat, u), h0, self.rule.eps, settled)
+            est = self.estimate(_direction_shift(self.p, flat, u), h0, settled)
             self.checked += ana.size
             if not settled(est.value, est.error) and (block.size < n or not flagged):
                 flagged.update(block.tolist())  # a dense probe adds nothing to localized flags

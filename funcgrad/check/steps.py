@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-__all__ = ["Shift", "Estimate", "first_step", "derivative", "finest", "slopes", "Kink", "kink"]
+__all__ = ["Shift", "Rounding", "Estimate", "first_step", "derivative", "finest", "slopes", "Kink", "kink"]
 
 # t -> (every checked output at the shifted input, flattened into one float64 vector; the shift really applied)
 Shift = Callable[[float], tuple[np.ndarray, float]]
+# t -> the absolute rounding error of every checked output at the shifted input, as far as measured
+Rounding = Callable[[float], np.ndarray]
 
 _SHRINK = 2.0
 _LEVELS = 16  # steps tried: down to h0 / 2**15
@@ -55,22 +58,25 @@ def first_step(x: np.ndarray) -> np.ndarray:
     return float(np.finfo(x.dtype).eps) ** (1 / 5) * np.maximum(np.abs(x.astype(np.float64)), 1.0)
 
 
-def _central(shifted: Shift, h: float, eps: float, floor: float = 0.0) -> tuple[np.ndarray, np.ndarray] | None:
+def _central(shifted: Shift, h: float, eps: float, floor: float = 0.0,
+             realized: Any = 0.0) -> tuple[np.ndarray, np.ndarray] | None:
     """One central difference and its rounding noise, or None when the dtype cannot move the input by ``h``;
-    ``floor``: the outputs' absolute spacing near zero (their subnormals), where ``eps`` relative underestimates it."""
+    ``floor``: the outputs' absolute spacing near zero (their subnormals), where ``eps`` relative underestimates it;
+    ``realized``: the outputs' rounding as measured, where it exceeds ``eps`` relative (see ``derivative``)."""
     plus, up = shifted(h)
     minus, down = shifted(-h)
     span = up - down
     if span <= 0:
         return None
     # rounding noise, also where both sides are bit-identical: a change below the outputs' spacing is lost
-    noise = _NOISE * (eps * np.maximum(np.abs(plus), np.abs(minus)) + floor) / span
+    noise = _NOISE * (np.maximum(eps * np.maximum(np.abs(plus), np.abs(minus)), realized) + floor) / span
     with np.errstate(invalid="ignore", over="ignore"):
         return (plus - minus) / span, noise
 
 
 def derivative(shifted: Shift, h0: float, eps: float,
-               decided: Callable[[np.ndarray, np.ndarray], bool] | None = None) -> Estimate:
+               decided: Callable[[np.ndarray, np.ndarray], bool] | None = None,
+               rounding: Rounding | None = None) -> Estimate:
     """The derivative along ``shifted`` by Ridders' extrapolation from step ``h0`` down.
 
     Args:
@@ -78,6 +84,9 @@ def derivative(shifted: Shift, h0: float, eps: float,
         h0: the largest step.
         eps: the relative rounding error of the outputs (their dtype's machine epsilon).
         decided: called with ``(value, error)`` after each step; True stops the ladder early.
+        rounding: the outputs' realized absolute rounding at shift ``t`` (measured against a more precise evaluation):
+            where the function cancels (``x * x - x * x * 1.0001``), it is far above ``eps`` times the outputs. The
+            largest seen so far on the ladder counts at every step (at one point it may vanish by chance).
 
     Returns:
         The estimate; elements that never saw a finite difference (NaN everywhere) have infinite error.
@@ -92,9 +101,12 @@ def derivative(shifted: Shift, h0: float, eps: float,
     """
     row: list[np.ndarray] = []
     value = error = noise = None
+    realized: Any = 0.0
     h = h0
     for _ in range(_LEVELS):
-        central = _central(shifted, h, eps)
+        if rounding is not None:
+            realized = np.maximum(realized, np.maximum(rounding(h), rounding(-h)))
+        central = _central(shifted, h, eps, realized=realized)
         if central is None:
             break
         d, noise = central
