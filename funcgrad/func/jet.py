@@ -23,12 +23,9 @@ from funcgrad.core.tensor import Tensor
 from funcgrad.functional._pytree import tree_flatten, tree_unflatten
 from funcgrad.ops import taylor
 from funcgrad.ops.registry import ELEMENTWISE, NONDIFF, OpSpec
+from funcgrad.ops.taylor import NoTaylorRule
 
 __all__ = ["jet", "nth_derivative", "directional_derivative", "NoTaylorRule"]
-
-
-class NoTaylorRule(NotImplementedError):
-    """A series reached an op without a Taylor-mode rule."""
 
 
 def _array(value: Any) -> Any:
@@ -77,19 +74,25 @@ class _JetLayer(dispatch.Layer):
             return out
         if self.check is not None:
             self.check.follow(spec, inputs, out)
-        if spec.taylor is None or spec.multi_output:
+        if spec.taylor is None:
             raise NoTaylorRule(f"jet: the op '{spec.name}' has no Taylor-mode rule (funcgrad/ops/taylor.py); "
                                "differentiate through it with nested reverse mode (autograd.grad with "
                                "create_graph=True) instead")
         if not spec.complex and any(np.iscomplexobj(s) for s in series if s is not None):
             raise NoTaylorRule(f"jet: the op '{spec.name}' has no Taylor-mode rule for complex values (its rule "
                                "is a real one); differentiate a real-valued formulation (of .real and .imag)")
-        if isinstance(out, Tensor) and out.dtype.kind in "fc":
+        outs = out if spec.multi_output else (out,)
+        if any(isinstance(o, Tensor) and o.dtype.kind in "fc" for o in outs):
             degrees = [d for _, d in entries]
             # not suspended around the rule: the ops it calls get arrays, which carry no series, so this layer
             # passes them straight on (cheaper than uninstalling it and back for every op)
-            result = spec.taylor(taylor.TaylorCall(spec, arrays, series, out.data, degrees))
-            self.track(out, result, taylor.degree(spec.taylor, degrees, self.order))
+            values = tuple(_array(o) for o in outs)
+            result = spec.taylor(taylor.TaylorCall(spec, arrays, series, values if spec.multi_output else values[0],
+                                                   degrees))
+            degree = taylor.degree(spec.taylor, degrees, self.order)
+            for o, s in zip(outs, result if spec.multi_output else (result,)):
+                if isinstance(o, Tensor) and o.dtype.kind in "fc":
+                    self.track(o, s, degree)
         return out
 
     def inplace(self, tensor: Any, op: str, args: tuple[Any, ...] = ()) -> None:

@@ -53,19 +53,25 @@ def _ramp(start: int, stop: int, ndim: int) -> np.ndarray:
     return np.arange(start, stop, dtype=np.float64).reshape((-1,) + (1,) * (ndim - 1))
 
 
-def _weights(X: Series) -> Series:
-    """j * x_j for j = 1..K: the coefficients of t * x'(t)."""
+def derivative(X: Series) -> Series:
+    """x'(t) to order K - 1: its coefficients (k + 1) x_{k+1}, that is j x_j for j = 1..K."""
     return X[1:] * _ramp(1, len(X), X.ndim)
+
+
+def antiderivative(D: Series, y0: Any) -> Series:
+    """y with y' = d and y(0) = y0, to order K + 1 for a ``D`` of order K: y_k = d_{k-1} / k."""
+    return np.concatenate([np.asarray(y0, D.dtype)[None], D / _ramp(1, len(D) + 1, D.ndim)])
+
+
+def expanded(X: Series, ndim: int) -> Series:
+    """``X`` with its value padded with leading dims of size 1 to ``ndim`` dims (to broadcast as values do)."""
+    return X.reshape(X.shape[:1] + (1,) * (ndim + 1 - X.ndim) + X.shape[1:])
 
 
 def align(X: Series, Y: Series) -> tuple[Series, Series]:
     """Two series whose value shapes broadcast, given the same number of dims after the order axis."""
-    d = X.ndim - Y.ndim
-    if d > 0:
-        Y = Y.reshape(Y.shape[:1] + (1,) * d + Y.shape[1:])
-    elif d < 0:
-        X = X.reshape(X.shape[:1] + (1,) * -d + X.shape[1:])
-    return X, Y
+    ndim = max(X.ndim, Y.ndim) - 1
+    return expanded(X, ndim), expanded(Y, ndim)
 
 
 def product(X: Series, Y: Series) -> Series:
@@ -105,7 +111,7 @@ def _chain(X: Series, degree: int | None) -> Callable[[Series, int], Any]:
     if degree == 1:
         W = X[1] / _ramp(1, len(X), X.ndim)
         return lambda D, k: W[k - 1] * D[k - 1]
-    JX = _weights(X)
+    JX = derivative(X)
     return lambda D, k: _convolve(JX, D, k, degree) / k
 
 
@@ -160,6 +166,23 @@ def log(X: Series, y0: Any) -> Series:
     return Y
 
 
+def exp_change(X: Series) -> Series:
+    """exp(x - x_0), which starts at 1 (exp's recurrence never reads x_0, so an infinite x_0 is fine)."""
+    return exp(X, np.ones_like(X[0]))
+
+
+def log_normalized(T: Series, y0: Any) -> Series:
+    """y = y0 + log T for a T that starts at 1 (its T_0 is taken as exactly 1, whatever rounding gave), broadcast
+    to y0's shape: logsumexp and its kin, whose T is a weighted sum of ``exp_change`` series."""
+    T = np.broadcast_to(expanded(T, np.ndim(y0)), T.shape[:1] + np.shape(y0))
+    return log(np.concatenate([np.ones_like(T[:1]), T[1:]]), y0)
+
+
+def constant_where(mask: Any, Y: Series) -> Series:
+    """``Y`` where ``mask`` is False, the constant ``Y[0]`` where it is True (a choice at a kink, as torch)."""
+    return np.where(mask, constant(Y[0], order(Y)), Y)
+
+
 def shifted(X: Series, c: Any) -> Series:
     """x + c for a constant c (only x_0 changes)."""
     return np.concatenate([X[:1] + c, X[1:]])
@@ -193,11 +216,18 @@ def sqrt(X: Series, y0: Any) -> Series:
     return Y
 
 
-def modulus(X: Series, y0: Any) -> Series:
-    """y = |x| for a complex x (the curve's parameter is real, so Re x and Im x have the real and imaginary parts
-    of x's coefficients): y^2 = (Re x)^2 + (Im x)^2."""
+def squared_modulus(X: Series) -> Series:
+    """|x|^2: x^2 for a real x; (Re x)^2 + (Im x)^2 for a complex x (the curve's parameter is real, so Re x and
+    Im x have the real and imaginary parts of x's coefficients)."""
+    if not np.iscomplexobj(X):
+        return square(X)
     R, I = np.real(X), np.imag(X)
-    return sqrt(product(R, R) + product(I, I), y0)
+    return product(R, R) + product(I, I)
+
+
+def modulus(X: Series, y0: Any) -> Series:
+    """y = |x| for a complex x: y^2 = (Re x)^2 + (Im x)^2."""
+    return sqrt(squared_modulus(X), y0)
 
 
 def power(X: Series, r: Any, y0: Any) -> Series:
@@ -286,3 +316,102 @@ def erf(X: Series, y0: Any, sign: float = 1.0) -> Series:
     E = scaled(square(X), -1.0)
     D = exp(E, np.exp(E[0])) * (sign * 2.0 / math.sqrt(math.pi))
     return integral(X, y0, D)
+
+
+def erfinv(X: Series, y0: Any, degree: int | None = None) -> Series:
+    """y = erfinv(x): y' = (sqrt(pi) / 2) exp(y^2) x', the coefficients of q = y^2 and e = exp(q) (e' = e q')
+    each computed once y's are known: O(K^2)."""
+    c = math.sqrt(math.pi) / 2
+    Y, Q, E = _started(X, y0, y0 * y0, np.exp(y0 * y0))
+    D = E * c
+
+    def next_d(k: int) -> Any:
+        Q[k] = _dot(Y[: k + 1], Y[k::-1])
+        E[k] = _dot(Q[1: k + 1] * _ramp(1, k + 1, X.ndim), E[k - 1::-1]) / k
+        return c * E[k]
+    return ode(X, Y, D, next_d, degree)
+
+
+def composed(F: Series, X: Series, degree: int | None = None) -> Series:
+    """y = f(x) for an f known by its Taylor coefficients at x_0 (``F[n]`` = f^(n)(x_0) / n!, shaped as ``X``):
+    y = sum_n F_n (x - x_0)^n, whose powers start at t^n. A line (``degree`` 1) gives y_k = F_k x_1^k, O(K); any
+    other curve K products, O(K^3) (lgamma and its kin satisfy no short ODE)."""
+    if degree == 1:
+        return F * X[1] ** _ramp(0, len(X), X.ndim)
+    change = np.concatenate([np.zeros_like(X[:1]), X[1:]])
+    Y, power_ = constant(F[0], order(X)), change
+    for n in range(1, len(X)):
+        Y = Y + F[n] * power_
+        if n < order(X):
+            power_ = product(power_, change)
+    return Y
+
+
+# ----- reductions and scans (``axes`` are the value's: the series' are one more) --------------------------
+def summed(X: Series, axes: tuple[int, ...]) -> Series:
+    """sum x over ``axes``, kept."""
+    return np.sum(X, axis=tuple(a + 1 for a in axes), keepdims=True)
+
+
+def magnitude(X: Series) -> Series:
+    """|x|: sign(x_0) x for a real x, ``modulus`` for a complex one; |x| is constant where x_0 = 0 (the derivative
+    0 there, as torch's sgn(0) = 0)."""
+    x0 = X[0]
+    if not np.iscomplexobj(X):
+        return X * np.sign(x0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return constant_where(x0 == 0, modulus(X, np.abs(x0)))
+
+
+def _last(X: Series, axes: tuple[int, ...]) -> Series:
+    """``X`` with the value ``axes`` merged into one last dim."""
+    moved = np.moveaxis(X, [a + 1 for a in axes], range(X.ndim - len(axes), X.ndim))
+    return moved.reshape(moved.shape[: X.ndim - len(axes)] + (-1,))
+
+
+def product_over(X: Series, axes: tuple[int, ...]) -> Series:
+    """prod x over ``axes`` (kept): pairs multiplied, halving the group each round, log2(n) rounds of O(K^2)
+    products; no division, so zeros are right."""
+    P = _last(X, axes)
+    if not P.shape[-1]:
+        P = np.ones_like(P, shape=P.shape[:-1] + (1,))
+        P[1:] = 0
+    while P.shape[-1] > 1:
+        half = P.shape[-1] // 2
+        P = np.concatenate([product(P[..., :half], P[..., half: 2 * half]), P[..., 2 * half:]], axis=-1)
+    return P.reshape(tuple(1 if a - 1 in axes else n for a, n in enumerate(X.shape)))
+
+
+def cumulative_product(X: Series, axis: int) -> Series:
+    """prod_{j <= i} x_j along ``axis``: each round multiplies in the running product from ``s`` places back
+    (s = 1, 2, 4, ...), log2(n) rounds of O(K^2) products, no division."""
+    P = np.moveaxis(X, axis + 1, -1)
+    s = 1
+    while s < P.shape[-1]:
+        P = np.concatenate([P[..., :s], product(P[..., s:], P[..., :-s])], axis=-1)
+        s *= 2
+    return np.moveaxis(P, -1, axis + 1)
+
+
+def contraction(terms: list[str], out: str, X: list[Series | None], values: list[Any], letter: str) -> Series:
+    """einsum(",".join(terms) + "->" + out) of the operands' series (None: constant ``values[i]``), one operand at
+    a time: the running result keeps the letters still needed; a series times a constant is one einsum over the
+    order axis (named ``letter``), a series times a series their Cauchy product, one einsum per coefficient that
+    sums over the order axis."""
+    o = letter
+    Z: Series = X[0]
+    held, value = terms[0], values[0]
+    for i in range(1, len(terms)):
+        later = set(out).union(*terms[i + 1:])
+        kept = "".join(dict.fromkeys(c for c in held + terms[i] if c in later))
+        B, term = X[i], terms[i]
+        if B is None:
+            Z = None if Z is None else np.einsum(f"{o}{held},{term}->{o}{kept}", Z, values[i], optimize=True)
+        elif Z is None:
+            Z = np.einsum(f"{held},{o}{term}->{o}{kept}", value, B, optimize=True)
+        else:
+            Z = np.stack([np.einsum(f"{o}{held},{o}{term}->{kept}", Z[: k + 1], B[k::-1], optimize=True)
+                          for k in range(len(Z))])
+        value = np.einsum(f"{held},{term}->{kept}", value, values[i], optimize=True)
+        held = kept
+    return np.einsum(f"{o}{held}->{o}{out}", Z)

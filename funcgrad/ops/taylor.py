@@ -7,11 +7,14 @@ A rule maps one op call, seen as a ``TaylorCall`` ``c``, to the series of the op
   c.out       the op's primal result;  c.arg("dim") any argument of the op by its parameter name
   c.linear()  the series pushed through the op's own JVP rule (ops/jvp.py), all K coefficients as one
               batch of tangents: the whole rule of a linear op, and of a product with a constant factor
+              (``c.linear(series)``: other series, one per tensor input, pushed through it)
+  c.operand(i) input i's series, or its value as a constant series;  c.axes  the value dims ``dim`` names
 Rules compute on arrays only (plain NumPy, so ``func.jit`` records them). Three kinds of entries:
   deflinear(...)             linear (and piecewise-linear) ops: ``c.linear()``
   deftaylor(name, product)   bilinear ops: the Cauchy product of the operands' series
   deftaylor(name, rule)      smooth ops: a recurrence of series.py
-An op without an entry has ``taylor = None``; ``jet`` raises an error naming it.
+A multi-output op's rule returns one series per output. An op without an entry has ``taylor = None``; ``jet``
+raises ``NoTaylorRule`` naming it, as a rule does at a point it cannot expand.
 """
 from __future__ import annotations
 
@@ -20,15 +23,23 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import scipy.special as sp
 
 from funcgrad.core.tensor import Tensor
+from funcgrad.ops import formulas as R
+from funcgrad.ops import kernels as K
 from funcgrad.ops import series as S
+from funcgrad.ops.derivatives.linear import explicit_subscripts
 from funcgrad.ops.jvp import _jvp
 from funcgrad.ops.registry import OPS, OpSpec
 
-__all__ = ["TaylorCall", "deftaylor", "deflinear", "degree"]
+__all__ = ["TaylorCall", "NoTaylorRule", "deftaylor", "deflinear", "degree"]
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
+
+
+class NoTaylorRule(NotImplementedError):
+    """A series reached an op without a Taylor-mode rule, or a point where its rule has no expansion."""
 
 
 class TaylorCall:
@@ -73,12 +84,30 @@ class TaylorCall:
         """The argument of the op named ``name``."""
         return self.args[self.spec.params.index(name)]
 
-    def linear(self) -> Any:
+    @property
+    def axes(self) -> tuple[int, ...]:
+        """The value dims the op's ``dim`` names (all for None)."""
+        return R.normalize_dims(self.arg("dim"), np.ndim(self.x0))
+
+    def operand(self, i: int) -> Any:
+        """Tensor input ``i``'s series, or its value as a constant series."""
+        X = self.series[i]
+        K = S.order(next(X for X in self.series if X is not None))
+        return S.constant(np.asarray(self.args[self.spec.tensor_positions[i]]), K) if X is None else X
+
+    def linear(self, series: list[Any] | None = None) -> Any:
         """The series of a linear op: ``out``, then the op's JVP rule on the K input coefficients as one batch
-        of tangents (inputs without a series have none)."""
-        T = _jvp(self.spec, self.args, self.out, [None if X is None else X[1:] for X in self.series])
-        T = T.data if isinstance(T, Tensor) else T
-        return np.concatenate([self.out[None], np.broadcast_to(T, (len(T),) + np.shape(self.out))])
+        of tangents (inputs without a series have none); one series per output of a multi-output op."""
+        T = _jvp(self.spec, self.args, self.out, [None if X is None else X[1:] for X in series or self.series])
+        if self.spec.multi_output:
+            return tuple(_stacked(out, t) for out, t in zip(self.out, T))
+        return _stacked(self.out, T)
+
+
+def _stacked(out: Any, T: Any) -> Any:
+    """``out`` then the coefficients ``T`` (a batch of tangents, a Tensor or an array) as one series."""
+    T = T.data if isinstance(T, Tensor) else T
+    return np.concatenate([out[None], np.broadcast_to(T, (len(T),) + np.shape(out))])
 
 
 def degree(rule: Callable[[TaylorCall], Any], degrees: list[int | None], K: int) -> int | None:
@@ -108,14 +137,17 @@ def deflinear(*names: str) -> None:
 
 
 def product(c: TaylorCall) -> Any:
-    """A bilinear op (x * y, x @ y, ...): z_k = sum_j op(x_j, y_{k-j}); linear when a factor is constant."""
-    X, Y = c.series
+    """A bilinear op (x * y, x @ y, ...): z_k = sum_j op(x_j, y_{k-j}); linear when a factor is constant. A third
+    input (the bias of linear and convolution) is added: its series pushed through the op's JVP."""
+    X, Y, *bias = c.series
     if X is None or Y is None:
         return c.linear()
     if c.spec.name == "mul":
         return S.product(X, Y)
-    i, j = c.spec.tensor_positions
+    i, j, *others = c.spec.tensor_positions
     args = list(c.args)
+    for p in others:
+        args[p] = None
 
     def op(a: Any, b: Any) -> Any:
         args[i], args[j] = a, b
@@ -127,7 +159,10 @@ def product(c: TaylorCall) -> Any:
         for m in range(1, k + 1):
             total = total + op(X[m], Y[k - m])
         rows.append(total)
-    return np.stack(rows)
+    Z = np.stack(rows)
+    if any(B is not None for B in bias):
+        Z[1:] += c.linear([None, None, *bias])[1:]
+    return Z
 
 
 def divide(c: TaylorCall) -> Any:
@@ -148,11 +183,155 @@ def times_derivative(derivative: Callable[[Any], Any]) -> Callable[[TaylorCall],
     """The rule of ``<f>_backward(grad_output, output)`` = g * conj(f'), f' = ``derivative(series of y)``: a
     product (the parameter t is real, so conj acts on each coefficient)."""
     def rule(c: TaylorCall) -> Any:
-        K = S.order(next(X for X in c.series if X is not None))
-        G, Y = (S.constant(np.asarray(v), K) if X is None else X for X, v in zip(c.series, (c.x0, c.y0)))
+        G, Y = c.operand(0), c.operand(1)
         D = derivative(Y)
         return S.product(G, np.conj(D) if np.iscomplexobj(D) else D)
     return rule
+
+
+def _result(Y: Any, out: Any) -> Any:
+    """A reduction's series ``Y`` (its dims kept) in the shape of the op's result, starting at the result itself."""
+    Y = Y.reshape((len(Y),) + np.shape(out))
+    Y[0] = out
+    return Y
+
+
+def _reduced(c: TaylorCall) -> Any:
+    """The op's result with the dims it reduces kept (as ``keepdim=True`` gives it)."""
+    return np.reshape(c.out, R.kept_shape(np.shape(c.x0), c.arg("dim")))
+
+
+def einsum(c: TaylorCall) -> Any:
+    """einsum(equation, *operands): multilinear, one Cauchy product per operand with a series."""
+    values = c.arg("operands")
+    terms, out, spare = explicit_subscripts(c.arg("equation"), [np.shape(v) for v in values])
+    return _result(S.contraction(terms, out, c.series, values, spare[0]), c.out)
+
+
+def logsumexp(c: TaylorCall) -> Any:
+    """y = y_0 + log T, T = sum_i w_i exp(x_i - x_i(0)) with w = exp(x_0 - y_0) (T starts at 1). A group of -inf
+    (an empty one too) is a constant -inf."""
+    y0 = _reduced(c)
+    with np.errstate(invalid="ignore"):
+        w = np.exp(c.x0 - y0)
+    Y = S.log_normalized(S.summed(w * S.exp_change(c.x), c.axes), y0)
+    return S.constant_where(c.out == -np.inf, _result(Y, c.out))
+
+
+def centered(c: TaylorCall, softmax: Any) -> Any:
+    """x - (logsumexp(x) - logsumexp(x_0)), by logsumexp's rule with the weights ``softmax`` = softmax(x_0): the
+    series of log_softmax(x) with the value x_0 (softmax is its exp, log_softmax it with its own value)."""
+    T = S.summed(softmax * S.exp_change(c.x), c.axes)
+    return c.x - S.log_normalized(T, np.zeros(T.shape[1:]))
+
+
+def logcumsumexp(c: TaylorCall) -> Any:
+    """y_i = y_i(0) + log T_i, T_i = sum_{j <= i} exp(x_j(0) - y_i(0)) exp(x_j - x_j(0)): the op's JVP (those
+    weights, summed in log space) applied to exp(x - x_0). A run of -inf is a constant -inf."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        Y = S.log_normalized(c.linear([S.exp_change(c.x)]), c.out)
+    return S.constant_where(c.out == -np.inf, Y)
+
+
+def variance(c: TaylorCall) -> Any:
+    """var = sum |x - mean(x)|^2 / (N - correction) over dim (inf for N <= correction, as the value)."""
+    X, axes = c.x, c.axes
+    n = R.count(np.shape(c.x0), c.arg("dim")) - c.arg("correction")
+    centered = X - np.mean(X, axis=tuple(a + 1 for a in axes), keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _result(np.divide(S.summed(S.squared_modulus(centered), axes), n if n > 0 else 0), c.out)
+
+
+def std(c: TaylorCall) -> Any:
+    """std = sqrt(var); constant where std is 0 (its derivative 0 there, as torch)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return S.constant_where(c.out == 0, S.sqrt(variance(c), c.out))
+
+
+def vector_norm(c: TaylorCall, p: Any) -> Any:
+    """||x||_p = (sum |x_i|^p)^(1/p), |x_i|^p = (|x_i|^2)^(p/2): exact at x_i = 0 for an even p, otherwise
+    constant there (|x|^p is not smooth at 0: its derivative 0, as torch); the norm constant where it is 0 (as
+    torch). p = +-inf: |x_i| at the extreme, ties sharing evenly; p = 0 counts nonzeros: a constant."""
+    p = 2.0 if p == "fro" else float(p)
+    x0, axes = c.x0, c.axes
+    if p == 0:
+        return S.constant(c.out, S.order(c.x))
+    if np.isinf(p):
+        share = K.extreme_share(np.abs(x0), c.out, axes, R.kept_shape(np.shape(x0), c.arg("dim")))
+        return _result(S.summed(S.magnitude(c.x) * share, axes), c.out)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        P = S.power(S.squared_modulus(c.x), p / 2, np.abs(x0) ** p)
+        if p % 2:
+            P = S.constant_where(x0 == 0, P)
+        return S.constant_where(c.out == 0, S.power(_result(S.summed(P, axes), c.out ** p), 1 / p, c.out))
+
+
+def prod(c: TaylorCall) -> Any:
+    """prod x over dim, by products (right at zeros)."""
+    return _result(S.product_over(c.x, c.axes), c.out)
+
+
+def cumprod(c: TaylorCall) -> Any:
+    """Running products along dim, by products (right at zeros); a 0-d x is itself."""
+    axes = c.axes
+    return S.cumulative_product(c.x, axes[0]) if axes else c.x
+
+
+def log_add_exp(c: TaylorCall, scale: float) -> Any:
+    """logaddexp (``scale`` 1) and logaddexp2 (ln 2): z s = log(exp(x s) + exp(y s)) = z_0 s + log T, T the sum of
+    exp(x_0 s - z_0 s) exp((x - x_0) s) and y's term (T starts at 1); two -inf are a constant -inf."""
+    out = c.out * scale
+    with np.errstate(invalid="ignore"):
+        T = sum(np.exp(v * scale - out) * S.expanded(S.exp_change(X * scale), np.ndim(out))
+                for X, v in zip(c.series, (c.x0, c.y0)) if X is not None)
+    return S.constant_where(c.out == -np.inf, S.log_normalized(T, out) / scale)
+
+
+def xlogy(c: TaylorCall) -> Any:
+    """x log y: linear in x for a constant y (so torch's 0 where x = 0 and y <= 0), else a product."""
+    if c.y is None:
+        return c.linear()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        Z = S.product(c.operand(0), S.log(c.y, np.log(c.y0)))
+    Z[0] = c.out
+    return Z
+
+
+def atan2(c: TaylorCall) -> Any:
+    """z = atan2(x, y): z' = (y x' - x y') / (x^2 + y^2); constant at (0, 0) (its derivative 0 there, as torch)."""
+    X, Y = S.align(c.operand(0), c.operand(1))
+    numerator = S.product(Y[:-1], S.derivative(X)) - S.product(X[:-1], S.derivative(Y))
+    squares = S.squared_modulus(X) + S.squared_modulus(Y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        Z = S.antiderivative(S.quotient(numerator, squares[:-1], numerator[0] / squares[0]), c.out)
+    return S.constant_where((c.x0 == 0) & (c.y0 == 0), Z)
+
+
+def hypot(c: TaylorCall) -> Any:
+    """sqrt(x^2 + y^2) (NaN at (0, 0), as torch)."""
+    X, Y = S.align(c.operand(0), c.operand(1))
+    return S.sqrt(S.squared_modulus(X) + S.squared_modulus(Y), c.out)
+
+
+def sinc(c: TaylorCall) -> Any:
+    """sinc(x) = sin(pi x) / (pi x) (a quotient, which loses accuracy at high orders as x_0 nears 0); at x_0 = 0
+    its own series, sum_m (-1)^m (pi x)^(2m) / (2m + 1)!."""
+    X = c.x * math.pi
+    K = S.order(X)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        Z = S.quotient(S.sin_cos(X, np.sin(X[0]), np.cos(X[0]), degree=c.dx)[0], X, c.out)
+    if not np.any(c.x0 == 0):
+        return Z
+    F = np.array([0.0 if n % 2 else (-1) ** (n // 2) * math.pi ** n / math.factorial(n + 1) for n in range(K + 1)])
+    at_zero = S.composed(F.reshape((-1,) + (1,) * np.ndim(c.x0)) * np.ones_like(c.x0), c.x, c.dx)
+    return np.where(c.x0 == 0, at_zero, Z)
+
+
+def polygamma(c: TaylorCall, m: int) -> Any:
+    """psi^(m)(x) (lgamma: m = -1, digamma: m = 0): its Taylor coefficients at x_0, psi^(m + n)(x_0) / n!, composed
+    with x's series."""
+    F = np.stack([c.out] + [sp.polygamma(m + n, c.x0) / math.factorial(n) for n in range(1, S.order(c.x) + 1)])
+    return S.composed(F, c.x, c.dx)
 
 
 # ----- linear and piecewise-linear ops ------------------------------------------------------------------
@@ -162,12 +341,17 @@ deflinear("add", "sub", "neg", "clone", "alias", "to_copy", "remainder",
           "permute", "transpose", "movedim", "diagonal", "diag", "triu", "tril", "repeat", "flip", "roll",
           "getitem", "index_put", "narrow", "select", "gather", "index_select", "take_along_dim",
           "scatter", "scatter_add", "masked_fill", "pad", "cat", "stack", "where",
-          "relu", "maximum", "minimum", "clamp", "amax", "amin",             # the branch the primal takes
+          "split", "unbind", "fill", "copy", "copy_slices", "view_region",
+          "real", "imag", "conj_physical", "view_as_real", "view_as_complex",  # linear over the reals (t is real)
+          "relu", "maximum", "minimum", "clamp", "amax", "amin", "fmax", "fmin",   # the branch the primal takes
+          "fmod", "frac",                                                     # x - n y, n fixed by the primal
           "sign", "floor", "ceil", "round", "trunc")                          # zero series
 
 # ----- products -------------------------------------------------------------------------------------------
-for _name in ("mul", "matmul", "mm", "bmm", "dot", "vdot", "outer", "tensordot"):
+for _name in ("mul", "matmul", "mm", "bmm", "dot", "vdot", "outer", "tensordot",
+              "linear", "convolution", "convolution_transpose", "convolution_weight"):
     deftaylor(_name, product)
+deftaylor("einsum",     einsum)
 deftaylor("div",        divide)
 deftaylor("abs",        lambda c: S.modulus(c.x, c.out) if np.iscomplexobj(c.x) else c.linear())  # real: its branch
 deftaylor("pow",        power)
@@ -182,6 +366,9 @@ deftaylor("log",   lambda c: S.log(c.x, c.out))
 deftaylor("log2",  lambda c: S.scaled(S.log(c.x, np.log(c.x0)), 1 / LN2))
 deftaylor("log10", lambda c: S.scaled(S.log(c.x, np.log(c.x0)), 1 / LN10))
 deftaylor("log1p", lambda c: S.log(S.shifted(c.x, 1.0), c.out))
+deftaylor("xlogy", xlogy)
+deftaylor("logaddexp",  lambda c: log_add_exp(c, 1.0))
+deftaylor("logaddexp2", lambda c: log_add_exp(c, LN2))
 deftaylor("sqrt",  lambda c: S.sqrt(c.x, c.out))
 deftaylor("rsqrt", lambda c: S.power(c.x, -0.5, c.out))
 
@@ -199,9 +386,28 @@ deftaylor("atan",  lambda c: S.arc(c.x, c.out, 1.0, 1.0, -1.0))
 deftaylor("asinh", lambda c: S.arc(c.x, c.out, 1.0, 1.0, -0.5))
 deftaylor("acosh", lambda c: S.arc(c.x, c.out, -1.0, 1.0, -0.5))
 deftaylor("atanh", lambda c: S.arc(c.x, c.out, 1.0, -1.0, -1.0))
+deftaylor("atan2", atan2)
+deftaylor("hypot", hypot)
 
 # ----- activations and special functions ------------------------------------------------------------------
 deftaylor("sigmoid", lambda c: S.sigmoid(c.x, c.out, c.dx))
 deftaylor("sigmoid_backward", times_derivative(lambda Y: Y - S.square(Y)))
 deftaylor("erf",     lambda c: S.erf(c.x, c.out))
 deftaylor("erfc",    lambda c: S.erf(c.x, c.out, sign=-1.0))
+deftaylor("erfinv",    lambda c: S.erfinv(c.x, c.out, c.dx))
+deftaylor("sinc",      sinc)
+deftaylor("lgamma",    lambda c: polygamma(c, -1))
+deftaylor("digamma",   lambda c: polygamma(c, 0))
+deftaylor("polygamma", lambda c: polygamma(c, c.arg("n")))
+
+# ----- reductions, scans and normalizations ------------------------------------------------------------
+deftaylor("var",          variance)
+deftaylor("std",          std)
+deftaylor("norm",         lambda c: vector_norm(c, c.arg("p")))
+deftaylor("linalg_vector_norm", lambda c: vector_norm(c, c.arg("ord")))
+deftaylor("prod",         prod)
+deftaylor("cumprod",      cumprod)
+deftaylor("logsumexp",    logsumexp)
+deftaylor("logcumsumexp", logcumsumexp)
+deftaylor("softmax",      lambda c: S.exp(centered(c, c.out), c.out))
+deftaylor("log_softmax",  lambda c: _result(centered(c, np.exp(c.out)), c.out))

@@ -244,7 +244,7 @@ def matmul_y_grad(g: Any, x: Any, y_shape: tuple[int, ...]) -> Any:
     return _squeeze(gy, -1) if y_vector else gy  # (*b, k, n), n = 1 dropped for a 1-D y
 
 
-def _explicit(equation: str, shapes: Sequence[tuple[int, ...]]) -> tuple[list[str], str, list[str]]:
+def explicit_subscripts(equation: str, shapes: Sequence[tuple[int, ...]]) -> tuple[list[str], str, list[str]]:
     """An einsum equation with ``...`` spelled out as letters and its output made explicit.
 
     Returns the operands' subscripts, the output's, and the letters still unused.
@@ -270,7 +270,7 @@ def einsum_grads(g: Any, equation: str, operands: Sequence[Any]) -> list[Any]:
     A letter repeated in s_i (a diagonal, 'ii') gets a fresh letter tied to it by an identity matrix;
     a letter that only s_i names (summed there alone) is spread by a ones vector.
     """
-    terms, out, spare = _explicit(equation, [np.shape(x) for x in operands])
+    terms, out, spare = explicit_subscripts(equation, [np.shape(x) for x in operands])
     grads = []
     for i, (term, x) in enumerate(zip(terms, operands)):
         subscripts = ["..." + out] + terms[:i] + terms[i + 1:]
@@ -366,7 +366,7 @@ def tensordot_jvp(x_t: Any, y_t: Any, x: Any, y: Any, dims: Dims) -> Any:
 
 def einsum_jvp(operands_t: Sequence[Any], equation: str, operands: Sequence[Any]) -> Any:
     """d einsum(x_1, ..., x_n) = sum_i einsum(x_1, .., dx_i, .., x_n), each tangent's batch on a leading '...'."""
-    terms, out, _ = _explicit(equation, [np.shape(x) for x in operands])
+    terms, out, _ = explicit_subscripts(equation, [np.shape(x) for x in operands])
     total = None
     for i, t in enumerate(operands_t):
         subscripts = terms[:i] + ["..." + terms[i]] + terms[i + 1:]
