@@ -70,9 +70,13 @@ def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 
 
 
 # ----- classification ----------------------------------------------------------------------------
-def _weights(weight: Any) -> Any:
-    """A class weight as an array of its own (None stays None): weights are constants, as in torch, and a later
-    in-place change of the caller's weight cannot reach the saved one (the gradient is the loss's)."""
+def _weights(weight: Any, op: str) -> Any:
+    """A class weight as an array of its own (None stays None): torch's ``op`` has no derivative for its weight, so one
+    that requires grad raises torch's error rather than get no gradient, and a later in-place change of the caller's
+    weight cannot reach the saved one (the gradient is the loss's)."""
+    if isinstance(weight, Tensor) and weight.requires_grad:
+        raise RuntimeError(f"The function '{op}' is not differentiable with respect to argument 'weight'. This input "
+                           "cannot have requires_grad True.")
     return None if weight is None else np.array(_array(weight), copy=True)
 
 
@@ -85,7 +89,7 @@ def _picked(logp: Any, index: np.ndarray) -> Any:
 def nll_loss(input: Any, target: Any, weight: Any = None, ignore_index: int = -100, reduction: str = "mean") -> Any:
     """-weight[t] input[n, t] for class indices t = target[n] (input: log-probabilities (N, C, ...) or (C,));
     ``mean`` divides by the summed weights of the counted targets, as torch."""
-    index, w = class_targets(input, _array(target), _weights(weight), ignore_index)
+    index, w = class_targets(input, _array(target), _weights(weight, "nll_loss_forward"), ignore_index)
     loss = -_picked(input, index) * w
     if reduction == "mean":
         return _class_mean(loss, w, _array(target) != ignore_index)
@@ -109,28 +113,30 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, ignore_index: int
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if not label_smoothing and _array(target).dtype.kind != "f":
         # a Tensor target is saved as one (its version checked, as torch's), the weight as a copy
-        return ops.cross_entropy(input, target if isinstance(target, Tensor) else _array(target), _weights(weight),
-                                 ignore_index, reduction)
+        return ops.cross_entropy(input, target if isinstance(target, Tensor) else _array(target),
+                                 _weights(weight, "nll_loss_forward"), ignore_index, reduction)
     dim = class_dim(input)
     classes = np.shape(input)[dim]
     check_class_weight(weight, classes)
     logp = log_softmax(input, dim)
-    w = None if weight is None else _weights(weight).reshape((classes,) + (1,) * (np.ndim(input) - dim - 1))
-    if _array(target).dtype.kind == "f":  # class probabilities
+    shape = (classes,) + (1,) * (np.ndim(input) - dim - 1)
+    if _array(target).dtype.kind == "f":  # class probabilities: the weight is differentiable, as in torch's composite
         if np.shape(target) != np.shape(input):
             raise RuntimeError("Expected target size to match input size for class probabilities")
         if ignore_index >= 0:  # it would be ignored silently
             raise RuntimeError("ignore_index is not supported for floating point target")
         p = target * (1.0 - label_smoothing) + label_smoothing / classes if label_smoothing else target
-        terms = logp * p if w is None else logp * p * w
+        w = weight if weight is None or isinstance(weight, Tensor) else _weights(weight, "cross_entropy")
+        terms = logp * p if w is None else logp * p * ops.reshape(w, shape)
         loss = -ops.sum(terms, dim)
         if reduction == "mean":
             return ops.sum(loss) / (math.prod(np.shape(input)) // classes)  # an int: float32 stays float32
         return _reduce(loss, reduction)
     nll = nll_loss(logp, target, weight, ignore_index, reduction)
-    _, counted_weights = class_targets(input, _array(target), _weights(weight), ignore_index)
+    w = _weights(weight, "nll_loss_forward")
+    _, counted_weights = class_targets(input, _array(target), w, ignore_index)
     counted = _array(target) != ignore_index
-    smooth = -ops.sum(logp if w is None else logp * w, dim) * counted
+    smooth = -ops.sum(logp if w is None else logp * w.reshape(shape), dim) * counted
     if reduction == "mean":
         smooth = _class_mean(smooth, counted_weights, counted)
     else:
@@ -147,12 +153,9 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None, reduction:
     if np.shape(target) != np.shape(input):
         raise ValueError(f"Using a target size ({np.shape(target)}) that is different to the input size "
                          f"({np.shape(input)}) is deprecated. Please ensure they have the same size.")
-    if isinstance(weight, Tensor) and weight.requires_grad:
-        raise RuntimeError("The function 'binary_cross_entropy' is not differentiable with respect to argument "
-                           "'weight'. This input cannot have requires_grad True.")
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    return ops.binary_cross_entropy(input, target, _weights(weight), reduction)
+    return ops.binary_cross_entropy(input, target, _weights(weight, "binary_cross_entropy"), reduction)
 
 
 def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None, reduction: str = "mean",

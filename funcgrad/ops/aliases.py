@@ -13,7 +13,7 @@ import numpy as np
 import funcgrad.ops as F
 from funcgrad.core.tensor import Tensor
 from funcgrad.ops.derivatives import elementwise, indexing
-from funcgrad.ops.registry import COMPOSITES, composite
+from funcgrad.ops.registry import COMPOSITES, composite, tensor_method
 
 __all__ = ["clamp_min", "clamp_max", "clip", "divide", "subtract", "addmm", "addmv", "addr", "addbmm", "baddbmm", "mv",
            "ger", "reshape_as", "masked_select", "nonzero", "argwhere", "signbit", "isposinf", "isneginf", "isreal",
@@ -195,6 +195,12 @@ def copysign(x: Any, other: Any) -> Any:
     """``|x|`` with the sign of ``other`` (the sign bit: -0.0 counts as negative), as torch.copysign; the gradient
     reaches ``x`` only (``other``'s is 0, as torch)."""
     return F.mul(F.abs(x), np.where(np.signbit(_data(other)), -1.0, 1.0))
+
+
+@tensor_method("where")
+def _where(x: Any, condition: Any, y: Any) -> Any:
+    """``x.where(condition, y)`` is ``where(condition, x, y)``, as torch's ``Tensor.where`` (the condition first)."""
+    return F.where(condition, x, y)
 
 
 for _alias, _name in ALIASES.items():  # the op itself under the other name: no wrapper call

@@ -137,7 +137,8 @@ def install() -> None:
     Tensor.mH = property(_matrix_adjoint)  # type: ignore[attr-defined]
     Tensor.H = property(_adjoint)  # type: ignore[attr-defined]
     for name, spec in ops.OPS.items():
-        is_method = spec.params and spec.params[0] in spec.rules and not name.startswith("linalg_")
+        # only an op of the tensor ``x`` is its method: where(condition, x, y), cat(tensors), linear(input, ...) are not
+        is_method = spec.params[:1] == ("x",) and "x" in spec.rules and not name.startswith("linalg_")
         if is_method and not hasattr(Tensor, name):
             setattr(Tensor, name, getattr(ops, name))
     for name, fn in COMPOSITES.items():

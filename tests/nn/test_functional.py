@@ -498,6 +498,34 @@ def test_fused_cross_entropy_checks() -> None:
     assert x.grad is None and x._version == 0  # nothing ran
 
 
+@needs_torch
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+def test_class_probability_cross_entropy_differentiates_its_weight_as_torch(reduction: str, smoothing: float) -> None:
+    """With class probabilities torch's loss is a composite, differentiable in the class weight too: the weight's
+    gradient was silently None (the weight was copied to a constant)."""
+    p = rng.dirichlet(np.ones(4), 5)
+    compare(lambda x, w: F.cross_entropy(x, fg.tensor(p), w, reduction=reduction, label_smoothing=smoothing),
+            lambda x, w: TF.cross_entropy(x, torch.tensor(p), w, reduction=reduction, label_smoothing=smoothing),
+            A(5, 4), rng.uniform(0.5, 2.0, 4))
+    inputs = (fg.tensor(A(5, 4), requires_grad=True), fg.tensor(rng.uniform(0.5, 2.0, 4), requires_grad=True))
+    assert gradcheck(lambda x, w: F.cross_entropy(x, fg.tensor(p), w, label_smoothing=smoothing), inputs,
+                     check_forward_ad=True)
+    assert gradgradcheck(lambda x, w: F.cross_entropy(x, fg.tensor(p), w, label_smoothing=smoothing), inputs)
+
+
+@pytest.mark.parametrize("loss", [
+    lambda x, t, w: F.cross_entropy(x, t, w),
+    lambda x, t, w: F.cross_entropy(x, t, w, label_smoothing=0.2),
+    lambda x, t, w: F.nll_loss(F.log_softmax(x, 1), t, w),
+])
+def test_class_index_losses_refuse_a_weight_that_requires_grad_as_torch(loss) -> None:
+    """torch's nll_loss has no derivative for its weight and says so; the weight got no gradient, silently."""
+    x, w = fg.tensor(A(3, 4), requires_grad=True), fg.tensor(rng.uniform(0.5, 2.0, 4), requires_grad=True)
+    with pytest.raises(RuntimeError, match="'nll_loss_forward' is not differentiable with respect to argument"):
+        loss(x, fg.tensor([0, 3, 1]), w)
+
+
 @pytest.mark.parametrize("loss", [
     lambda x, t: F.cross_entropy(x, t),  # the fused op
     lambda x, t: F.cross_entropy(x, t, label_smoothing=0.2),

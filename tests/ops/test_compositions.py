@@ -399,6 +399,7 @@ ALIAS_CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
     "ravel": (lambda a: fg.ravel(a.t()), (_leaf(2, 3),)),
     "erfinv": (fg.erfinv, (_leaf(4, lo=-0.9, hi=0.9),)),
     "sinc": (fg.sinc, (fg.tensor([-1.3, 0.0, 0.2, 2.6], requires_grad=True),)),
+    "where_method": (lambda a, b: a.where(a > 0, b * b), (_leaf(3, 4), _leaf(4))),
 }
 
 

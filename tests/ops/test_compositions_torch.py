@@ -103,6 +103,8 @@ CALLS: dict[str, tuple[Callable[..., Any], tuple[np.ndarray, ...]]] = {
     "contiguous": (lambda m, a: a.t().contiguous(), (X,)),
     "type_as": (lambda m, a: a.type_as(m.zeros(1, dtype=np.float32 if m is fg else torch.float32)), (X,)),
     "half": (lambda m, a: a.half(), (X,)),
+    "where_method": (lambda m, a, b: a.where(a > 0, b), (X, Y)),
+    "where_method_number": (lambda m, a: a.where(a < 1, 0.5), (X,)),
 }
 
 
