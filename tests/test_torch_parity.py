@@ -33,3 +33,48 @@ def test_copysign_gives_other_a_zero_gradient_of_first_and_second_order() -> Non
     x[2] = 0.5  # (torch's second derivative at x = 0 is NaN: its rule divides the result by x)
     for ours, theirs in zip(_copysign_grads(fg, x, other), _copysign_grads(torch, x, other)):
         np.testing.assert_array_equal(ours, theirs)
+
+
+# ----- average pooling of integers: int64 pooled as torch pools Long (sums divided toward zero), others refused ------
+_LONG = np.array([[[-7, 2, 5, 4, 3, -3, 1]]])
+_POOLS = [("avg_pool1d", _LONG, {"kernel_size": 2}, [[[-2, 4, 0]]]),
+          ("avg_pool1d", _LONG, {"kernel_size": 3, "stride": 2, "padding": 1}, [[[-1, 3, 1, 0]]]),
+          ("avg_pool1d", _LONG, {"kernel_size": 3, "stride": 2, "padding": 1, "count_include_pad": False},
+           [[[-2, 3, 1, -1]]]),
+          ("avg_pool2d", _LONG[None], {"kernel_size": (1, 2), "ceil_mode": True}, [[[[-2, 4, 0, 1]]]]),
+          ("avg_pool2d", _LONG[None], {"kernel_size": (1, 2), "divisor_override": -3}, [[[[1, -3, 0]]]]),
+          ("avg_pool3d", _LONG[None, None], {"kernel_size": (1, 1, 3)}, [[[[[0, 1]]]]])]
+
+
+@pytest.mark.parametrize(("name", "x", "kwargs", "expected"), _POOLS)
+def test_average_pooling_of_int64_divides_toward_zero(name: str, x: np.ndarray, kwargs: dict[str, Any],
+                                                      expected: list[Any]) -> None:
+    out = getattr(fg.nn.functional, name)(fg.tensor(x), **kwargs)
+    assert out.dtype == np.int64
+    np.testing.assert_array_equal(out.data, expected)
+    torch = pytest.importorskip("torch")
+    np.testing.assert_array_equal(getattr(torch.nn.functional, name)(torch.tensor(x), **kwargs).numpy(), expected)
+
+
+@pytest.mark.parametrize(("name", "x", "arg", "dtype", "torch_name"), [
+    ("avg_pool1d", _LONG, 2, np.int32, "Int"), ("avg_pool2d", _LONG[None], (1, 2), np.uint8, "Byte"),
+    ("avg_pool3d", _LONG[None, None], 1, np.bool_, "Bool"), ("avg_pool1d", _LONG, 2, np.complex128, "ComplexDouble"),
+    ("adaptive_avg_pool1d", _LONG, 2, np.int64, "Long"), ("adaptive_avg_pool2d", _LONG[None], 2, np.int16, "Short"),
+    ("adaptive_avg_pool3d", _LONG[None, None], 2, np.int64, "Long")])
+def test_average_pooling_without_a_kernel_for_the_dtype_raises_torchs_error(name: str, x: np.ndarray, arg: Any,
+                                                                           dtype: Any, torch_name: str) -> None:
+    with pytest.raises(NotImplementedError, match=f"\"{name}\" not implemented for '{torch_name}'"):
+        getattr(fg.nn.functional, name)(fg.tensor(x.astype(dtype)), arg)
+    torch = pytest.importorskip("torch")  # (torch names its kernel, e.g. "avg_pool2d" for avg_pool1d)
+    with pytest.raises(NotImplementedError, match=f"not implemented for '{torch_name}'"):
+        getattr(torch.nn.functional, name)(torch.tensor(x.astype(dtype)), arg)
+
+
+@pytest.mark.parametrize("pool", [lambda F, x: F.avg_pool3d(x, (2, 3, 2), (2, 2, 1), (1, 1, 0), True, False),
+                                  lambda F, x: F.adaptive_avg_pool3d(x, (2, None, 3))], ids=["avg", "adaptive"])
+def test_three_dimensional_average_pooling_matches_torch(pool: Any) -> None:
+    x = np.random.default_rng(3).normal(size=(2, 3, 4, 5, 4))
+    assert fg.check.gradcheck(lambda t: pool(fg.nn.functional, t), (fg.tensor(x, requires_grad=True),))
+    torch = pytest.importorskip("torch")
+    np.testing.assert_allclose(pool(fg.nn.functional, fg.tensor(x)).data, pool(torch.nn.functional,
+                                                                               torch.tensor(x)).numpy(), atol=1e-12)

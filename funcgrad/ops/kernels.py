@@ -263,14 +263,18 @@ def erfinv(x: np.ndarray) -> np.ndarray:
 def frac(x: np.ndarray) -> np.ndarray:
     """The fractional part ``x - trunc(x)``, with x's sign (torch's ``frac``; floats only)."""
     if np.asarray(x).dtype.kind != "f":
-        raise NotImplementedError(f'"frac_cpu" not implemented for \'{_torch_name(np.asarray(x).dtype)}\'')
+        raise NotImplementedError(f'"frac_cpu" not implemented for \'{torch_dtype_name(np.asarray(x).dtype)}\'')
     return x - np.trunc(x)
 
 
-def _torch_name(dtype: np.dtype) -> str:
-    """torch's name of a NumPy dtype in its error texts (``int64`` -> ``Long``)."""
-    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}.get(dtype.name, dtype.name)
+TORCH_DTYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+                     "int16": "Short", "int8": "Char", "uint8": "Byte", "uint16": "UInt16", "uint32": "UInt32",
+                     "uint64": "UInt64", "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def torch_dtype_name(dtype: np.dtype) -> str:
+    """torch's name of a NumPy dtype in its error texts and type names (``int64`` -> ``Long``)."""
+    return TORCH_DTYPE_NAMES.get(dtype.name, dtype.name)
 
 
 def to_copy(x: np.ndarray, dtype: Any) -> np.ndarray:
