@@ -78,3 +78,35 @@ def test_three_dimensional_average_pooling_matches_torch(pool: Any) -> None:
     torch = pytest.importorskip("torch")
     np.testing.assert_allclose(pool(fg.nn.functional, fg.tensor(x)).data, pool(torch.nn.functional,
                                                                                torch.tensor(x)).numpy(), atol=1e-12)
+
+
+# ----- broadcasting errors: torch's RuntimeError and message, still a ValueError as NumPy's ------------------------
+_MISMATCHED = [("add", lambda m, a, b: a + b, [(2, 3), (2, 4)]),
+               ("mul_recorded", lambda m, a, b: a.requires_grad_() * b, [(2, 3), (2, 4)]),
+               ("pow", lambda m, a, b: a ** b, [(5, 2, 3), (4, 1, 3)]),
+               ("eq", lambda m, a, b: a == b, [(3,), (2, 4)]),
+               ("atan2", lambda m, a, b: m.atan2(a, b), [(2, 3, 4), (5, 3, 6)]),
+               ("where", lambda m, c, a, b: m.where(c > 0, a, b), [(2, 5), (2, 3), (2, 4)]),
+               ("where_empty", lambda m, c, a, b: m.where(c > 0, a, b), [(0, 3), (1, 3), (2, 3)]),
+               ("add_", lambda m, a, b: a.add_(b), [(2, 3), (2, 4)])]
+_MESSAGES = {"add": (3, 4, 1), "mul_recorded": (3, 4, 1), "pow": (5, 4, 0), "eq": (3, 4, 1), "atan2": (4, 6, 2),
+             "where": (5, 3, 1), "where_empty": (0, 2, 0), "add_": (3, 4, 1)}
+
+
+@pytest.mark.parametrize(("name", "call", "shapes"), _MISMATCHED, ids=[case[0] for case in _MISMATCHED])
+def test_operands_that_do_not_broadcast_raise_torchs_error(name: str, call: Any, shapes: list[tuple[int, ...]]) -> None:
+    a, b, dim = _MESSAGES[name]
+    message = rf"The size of tensor a \({a}\) must match the size of tensor b \({b}\) at non-singleton dimension {dim}"
+    for error in (RuntimeError, ValueError):
+        with pytest.raises(error, match=message):
+            call(fg, *[fg.ones(shape) for shape in shapes])
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match=message):
+        call(torch, *[torch.ones(shape) for shape in shapes])
+
+
+def test_ops_that_are_not_elementwise_keep_their_own_errors() -> None:
+    with pytest.raises(RuntimeError, match="mat1 and mat2 shapes cannot be multiplied"):
+        fg.ones(2, 3) @ fg.ones(2, 4)
+    with pytest.raises(RuntimeError, match="Sizes of tensors must match"):
+        fg.cat([fg.ones(2, 3), fg.ones(2, 4)])
