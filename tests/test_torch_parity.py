@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import funcgrad as fg
+from funcgrad.autograd import grad
 
 
 # ----- copysign: the sign's source gets a zero gradient, not none ------------------------------------------------
@@ -110,3 +111,67 @@ def test_ops_that_are_not_elementwise_keep_their_own_errors() -> None:
         fg.ones(2, 3) @ fg.ones(2, 4)
     with pytest.raises(RuntimeError, match="Sizes of tensors must match"):
         fg.cat([fg.ones(2, 3), fg.ones(2, 4)])
+
+
+# ----- writes into an expanded tensor: allowed where the written elements do not overlap, as torch ------------------
+_WRITES = {  # form -> (the write into v = x.expand(3, 4), x's values after it, from x = [[1, 2, 3, 4]])
+    "setitem_row": (lambda v, m: v.__setitem__(0, m.tensor([9.0, 8.0, 7.0, 6.0])), [[9.0, 8.0, 7.0, 6.0]]),
+    "setitem_element": (lambda v, m: v.__setitem__((0, 1), 5.0), [[1.0, 5.0, 3.0, 4.0]]),
+    "setitem_one_row_slice": (lambda v, m: v.__setitem__(slice(0, 1), 7.0), [[7.0, 7.0, 7.0, 7.0]]),
+    "add_on_row": (lambda v, m: v[0].add_(1.0), [[2.0, 3.0, 4.0, 5.0]]),
+    "zero_on_row": (lambda v, m: v[1].zero_(), [[0.0, 0.0, 0.0, 0.0]]),
+    "iadd_on_row": (lambda v, m: v.__setitem__(0, v[0].__iadd__(1.0)), [[2.0, 3.0, 4.0, 5.0]]),
+}
+_OVERLAPPING = {"add_": lambda v, m: v.add_(1.0), "setitem_column": lambda v, m: v.__setitem__((slice(None), 0), 7.0)}
+
+
+@pytest.mark.parametrize("form", list(_WRITES))
+def test_writing_a_part_of_an_expanded_tensor_whose_elements_do_not_overlap_reaches_its_base(form: str) -> None:
+    write, expected = _WRITES[form]
+    x = fg.tensor([[1.0, 2.0, 3.0, 4.0]])
+    v = x.expand(3, 4)
+    write(v, fg)
+    np.testing.assert_array_equal(x.data, expected)
+    np.testing.assert_array_equal(v.data, np.broadcast_to(expected, (3, 4)))
+    torch = pytest.importorskip("torch")
+    t = torch.tensor([[1.0, 2.0, 3.0, 4.0]])
+    write(t.expand(3, 4), torch)
+    np.testing.assert_array_equal(t.numpy(), expected)
+
+
+@pytest.mark.parametrize("form", list(_OVERLAPPING))
+def test_writing_overlapping_elements_of_an_expanded_tensor_raises_torchs_error(form: str) -> None:
+    message = "more than one element of the written-to tensor refers to a single memory location"
+    with pytest.raises(RuntimeError, match=message):
+        _OVERLAPPING[form](fg.tensor([[1.0, 2.0, 3.0, 4.0]]).expand(3, 4), fg)
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match=message):
+        _OVERLAPPING[form](torch.tensor([[1.0, 2.0, 3.0, 4.0]]).expand(3, 4), torch)
+
+
+def _written_expanded(m: Any, a: Any, w: Any, form: str) -> Any:
+    """A function of ``a`` and ``w`` that writes ``w`` into a part of an expansion of ``a``'s copy (``m`` is funcgrad
+    or torch)."""
+    x = a * 1.0
+    v = x.expand(3, 4)
+    if form == "setitem":
+        v[0] = w
+    elif form == "add_":
+        v[0].add_(w)
+    else:
+        v[1].mul_(w)
+    return (v * m.arange(12.0).reshape(3, 4)).sum() + (x ** 2).sum()
+
+
+@pytest.mark.parametrize("form", ["setitem", "add_", "mul_"])
+def test_gradients_flow_through_a_write_into_an_expanded_tensor(form: str) -> None:
+    rng = np.random.default_rng(5)
+    a, w = rng.normal(size=(1, 4)), rng.normal(size=4)
+    inputs = (fg.tensor(a, requires_grad=True), fg.tensor(w, requires_grad=True))
+    assert fg.check.gradcheck(lambda *t: _written_expanded(fg, *t, form), inputs)
+    assert fg.check.gradgradcheck(lambda *t: _written_expanded(fg, *t, form), inputs)
+    torch = pytest.importorskip("torch")
+    theirs = (torch.tensor(a, requires_grad=True), torch.tensor(w, requires_grad=True))
+    expected = torch.autograd.grad(_written_expanded(torch, *theirs, form), theirs)
+    for ours, their in zip(grad(_written_expanded(fg, *inputs, form), inputs), expected):
+        np.testing.assert_allclose(ours.data, their.numpy(), rtol=1e-12)

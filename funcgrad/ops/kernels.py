@@ -69,6 +69,23 @@ def broadcast_view(x: Any, shape: tuple[int, ...]) -> Any:
 _SCALARS = (int, float, complex, np.generic)
 
 
+def overlaps(x: Any) -> bool:
+    """Whether elements of ``x`` share memory: a zero stride over more than one element (an expanded dim)."""
+    return type(x) is np.ndarray and 0 in x.strides and any(s == 0 and n > 1 for n, s in zip(x.shape, x.strides))
+
+
+def writable_view(region: Any, owner: np.ndarray) -> Any:
+    """``region``, a view into ``owner``'s memory, as a writable view of that memory when it is read-only only
+    because it went through an expand (broadcast views are read-only) and ``owner`` may be written: torch's
+    expanded tensors may be written where their elements do not overlap (check ``overlaps`` first)."""
+    if type(region) is not np.ndarray or region.flags.writeable or not owner.flags.writeable:
+        return region
+    while isinstance(owner.base, np.ndarray):  # (the array holding the memory: contiguous, so it gives a buffer)
+        owner = owner.base
+    offset = region.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+    return np.ndarray(region.shape, region.dtype, owner, offset, region.strides)
+
+
 def sigmoid(x: np.ndarray) -> np.ndarray:
     """The logistic function 1 / (1 + exp(-x)), stable for large real |x|."""
     return 1 / (1 + np.exp(-x)) if np.result_type(x).kind == "c" else sp.expit(x)
