@@ -51,8 +51,12 @@ def _check_no_overlap(target: Tensor) -> None:
 def _memory(target: Tensor) -> np.ndarray:
     """``target``'s memory as a writable array: its data, made writable through its base for a view that went
     through an expand (as torch, a part of an expanded tensor whose elements do not overlap may be written)."""
+    memory = target.data
+    if memory.flags.writeable and 0 not in memory.strides:  # (the common case, checked first: no other cost)
+        return memory
     _check_no_overlap(target)
-    memory = target.data if target._base is None else writable_view(target.data, target._base.data)
+    if target._base is not None:
+        memory = writable_view(memory, target._base.data)
     if not memory.flags.writeable:
         raise RuntimeError("unsupported operation: the written-to tensor is read-only (its NumPy array is not "
                            "writeable). Please clone() the tensor before performing the operation.")
