@@ -10,9 +10,11 @@ from typing import Any
 import numpy as np
 
 from funcgrad import ops
+from funcgrad.ops.kernels import torch_dtype_name
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d", "avg_pool1d",
-           "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "unfold", "pad"]
+           "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "unfold",
+           "pad"]
 
 pad = ops.pad
 
@@ -172,9 +174,17 @@ def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2)
 
 
+def _check_dtype(x: Any, name: str, long: bool) -> None:
+    """torch's error for a dtype its average pooling has no kernel for: any but floating ones and, when ``long``,
+    int64 (torch's Long)."""
+    if x.dtype.kind != "f" and not (long and x.dtype == np.int64):
+        raise NotImplementedError(f'"{name}" not implemented for \'{torch_dtype_name(x.dtype)}\'')
+
+
 def _avg_pool(input: Any, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool, count_include_pad: bool,
               divisor_override: Any, nd: int) -> Any:
     x, added = _batched(input, nd, f"avg_pool{nd}d")
+    _check_dtype(x, f"avg_pool{nd}d", long=True)
     kernel, stride, _ = _pool_args(kernel_size, stride, 1, nd)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
@@ -196,8 +206,15 @@ def avg_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
     return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2)
 
 
+def avg_pool3d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: Any = None) -> Any:
+    """3-D average pooling over (N, C, D, H, W) or (C, D, H, W), as ``avg_pool2d`` over one more dim."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3)
+
+
 def _adaptive(input: Any, output_size: Any, nd: int) -> Any:
     x, added = _batched(input, nd, f"adaptive_avg_pool{nd}d")
+    _check_dtype(x, f"adaptive_avg_pool{nd}d", long=False)
     sizes = (output_size,) * nd if output_size is None or isinstance(output_size, int | np.integer) else output_size
     if len(sizes) != nd:
         raise ValueError(f"adaptive_avg_pool{nd}d: output_size must be an int or {nd} ints, got {output_size!r}")
@@ -218,6 +235,11 @@ def adaptive_avg_pool2d(input: Any, output_size: Any) -> Any:
     """2-D adaptive average pooling: output (H_out, W_out), window i spanning [floor(i H / H_out),
     ceil((i + 1) H / H_out)); None in ``output_size`` keeps that dim's size."""
     return _adaptive(input, output_size, 2)
+
+
+def adaptive_avg_pool3d(input: Any, output_size: Any) -> Any:
+    """3-D adaptive average pooling to ``output_size`` (an int or three; None keeps that dim)."""
+    return _adaptive(input, output_size, 3)
 
 
 def unfold(input: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> Any:

@@ -17,7 +17,7 @@ from funcgrad.ops.registry import COMPOSITES, composite, tensor_method
 
 __all__ = ["clamp_min", "clamp_max", "clip", "divide", "subtract", "addmm", "addmv", "addr", "addbmm", "baddbmm", "mv",
            "ger", "reshape_as", "masked_select", "nonzero", "argwhere", "signbit", "isposinf", "isneginf", "isreal",
-           "copysign", "ravel", "t", "ALIASES"]
+           "ravel", "t", "ALIASES"]
 
 # torch's second name -> the op's (the alias is the op's function itself: same docs, same node names)
 ALIASES = {"absolute": "abs", "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arccosh": "acosh",
@@ -188,13 +188,6 @@ signbit = _predicate(np.signbit, "Whether the sign bit is set (true for -0.0), a
 isposinf = _predicate(np.isposinf, "Whether each element is +inf.")
 isneginf = _predicate(np.isneginf, "Whether each element is -inf.")
 isreal = _predicate(np.isreal, "Whether each element has no imaginary part (true for real dtypes).")
-
-
-@composite
-def copysign(x: Any, other: Any) -> Any:
-    """``|x|`` with the sign of ``other`` (the sign bit: -0.0 counts as negative), as torch.copysign; the gradient
-    reaches ``x`` only (``other``'s is 0, as torch)."""
-    return F.mul(F.abs(x), np.where(np.signbit(_data(other)), -1.0, 1.0))
 
 
 @tensor_method("where")

@@ -47,6 +47,7 @@ def make_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
     wrap = Tensor._wrap
     differentiable = spec.differentiable
     multi_output = spec.multi_output
+    elementwise = spec.elementwise
 
     # unary and binary ops on (x[, y]) are the hottest path: plain parameters, no packing
     if spec.params == ("x",):
@@ -70,7 +71,12 @@ def make_op(spec: OpSpec, checked: bool = True) -> Callable[..., Any]:
                 arrays[i] = a.data
                 if a._requires_grad:
                     requires_grad = True
-        out = kernel(*arrays)
+        try:
+            out = kernel(*arrays)
+        except ValueError:
+            if elementwise:
+                check_broadcast([arrays[i] for i in positions])
+            raise
         if not has_tensor:
             return out
         if requires_grad and differentiable and STATE.grad_enabled:
@@ -142,6 +148,7 @@ def _binary_op(spec: OpSpec, checked: bool, record: Callable[[tuple[Any, ...], A
     differentiable = spec.differentiable
     node_class = spec.node_class
     real_only = not spec.complex
+    elementwise = spec.elementwise
     plan = _plan(spec, check_all=False)
     # two saved inputs (mul: y for x's rule, x for y's; tanh_backward: output for both, grad_output for output's)
     two_inputs = len(plan) == 2 and all(p in (0, 1) and tensor for p, _, tensor in plan)
@@ -153,18 +160,23 @@ def _binary_op(spec: OpSpec, checked: bool, record: Callable[[tuple[Any, ...], A
     def binary(x: Any, y: Any) -> Any:
         if checked and dispatch.active:
             return dispatch.call_op(spec, spec.plain, (x, y), {})
-        if isinstance(x, Tensor):
-            if isinstance(y, Tensor):
-                out = kernel(x.data, y.data)
-                grad_x, grad_y = x._requires_grad, y._requires_grad
+        try:  # (free unless it catches: NumPy's error becomes torch's only when there is one)
+            if isinstance(x, Tensor):
+                if isinstance(y, Tensor):
+                    out = kernel(x.data, y.data)
+                    grad_x, grad_y = x._requires_grad, y._requires_grad
+                else:
+                    out = kernel(x.data, y)
+                    grad_x, grad_y = x._requires_grad, False
+            elif isinstance(y, Tensor):
+                out = kernel(x, y.data)
+                grad_x, grad_y = False, y._requires_grad
             else:
-                out = kernel(x.data, y)
-                grad_x, grad_y = x._requires_grad, False
-        elif isinstance(y, Tensor):
-            out = kernel(x, y.data)
-            grad_x, grad_y = False, y._requires_grad
-        else:
-            return kernel(x, y)
+                return kernel(x, y)
+        except ValueError:
+            if elementwise:
+                check_broadcast([x, y])
+            raise
         if not ((grad_x or grad_y) and differentiable and STATE.grad_enabled):
             return wrap(out)
         if type(out) is not ndarray or out.dtype.kind != "f":
@@ -527,6 +539,25 @@ def _read_all(values: tuple[Any, ...]) -> tuple[Any, ...]:
 def _version(value: Any) -> Any:
     """The version to check a saved non-Tensor value against (None for numbers, arrays and None)."""
     return None if value.__class__ in _PLAIN else saved_version(value)
+
+
+class BroadcastError(RuntimeError, ValueError):
+    """Operands of an elementwise op whose shapes do not broadcast: torch's RuntimeError, and a ValueError as
+    NumPy's error is, so code written for either catches it."""
+
+
+def check_broadcast(operands: Sequence[Any]) -> None:
+    """Raise torch's error, naming the first mismatch from the right, if the operands' shapes do not broadcast;
+    torch broadcasts them left to right, so "tensor a" is the shape of those before the one that fails."""
+    shape, *others = [np.shape(a.data if isinstance(a, Tensor) else a) for a in operands]
+    for other in others:
+        ndim = max(len(shape), len(other))
+        a, b = (1,) * (ndim - len(shape)) + shape, (1,) * (ndim - len(other)) + other
+        for dim in reversed(range(ndim)):
+            if a[dim] != b[dim] and a[dim] != 1 and b[dim] != 1:
+                raise BroadcastError(f"The size of tensor a ({a[dim]}) must match the size of tensor b ({b[dim]}) at "
+                                     f"non-singleton dimension {dim}")
+        shape = tuple(max(m, n) if min(m, n) else 0 for m, n in zip(a, b))
 
 
 def _has_complex(edges: tuple[tuple[Any, ...], ...]) -> bool:

@@ -15,6 +15,7 @@ import numpy as np
 
 import funcgrad.ops as F
 from funcgrad.core.tensor import Tensor
+from funcgrad.ops.kernels import torch_dtype_name
 from funcgrad.ops.registry import composite
 
 __all__ = ["lerp", "addcmul", "addcdiv", "logit", "nan_to_num", "deg2rad", "rad2deg", "true_divide", "float_power",
@@ -222,13 +223,9 @@ def nanmean(x: Any, dim: Any = None, keepdim: bool = False) -> Any:
     """The mean over ``dim`` of the non-NaN values (NaN where all are NaN), as torch.nanmean."""
     if _dtype(x).kind not in "fc":
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
-                           f"{_torch_dtype(_dtype(x))}")
+                           f"{torch_dtype_name(_dtype(x))}")
     count = F.sum(F.logical_not(F.isnan(x)), dim, keepdim)
     return F.div(nansum(x, dim, keepdim), count)
-
-
-def _torch_dtype(dtype: np.dtype) -> str:
-    return {"int64": "Long", "int32": "Int", "bool": "Bool"}.get(dtype.name, dtype.name)
 
 
 @composite

@@ -19,6 +19,7 @@ from funcgrad.core.tangents import carry_tangent, has_tangent
 from funcgrad.core.tensor import Tensor
 from funcgrad.core.views import check_inplace_on_view, refresh_views, set_history
 from funcgrad.ops.jvp import inplace_tangent
+from funcgrad.ops.kernels import overlaps, writable_view
 
 __all__ = ["write", "inplace", "inplace_on_view", "rebase_view", "restride"]
 
@@ -29,9 +30,9 @@ def write(target: Tensor, result: Any) -> None:
     if shape != target.data.shape and np.broadcast_shapes(shape, target.data.shape) != target.data.shape:
         raise RuntimeError(f"output with shape {list(target.data.shape)} doesn't match the broadcast shape "
                            f"{list(np.broadcast_shapes(shape, target.data.shape))}")
-    _check_writable(target)
+    memory = _memory(target)
     try:
-        np.copyto(target.data, result, casting="same_kind")
+        np.copyto(memory, result, casting="same_kind")
     except TypeError:
         raise RuntimeError(f"result type {np.result_type(result)} can't be cast to the desired output type "
                            f"{target.data.dtype}") from None
@@ -40,12 +41,26 @@ def write(target: Tensor, result: Any) -> None:
         counter[0] += 1
 
 
-def _check_writable(target: Tensor) -> None:
-    """PyTorch's error for a write into an expanded (or otherwise read-only) tensor."""
-    if not target.data.flags.writeable:
+def _check_no_overlap(target: Tensor) -> None:
+    """PyTorch's error for a write into a tensor whose elements share memory (an expanded one)."""
+    if overlaps(target.data):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to "
-                           "a single memory location (or it is read-only). Please clone() the tensor before "
-                           "performing the operation.")
+                           "a single memory location. Please clone() the tensor before performing the operation.")
+
+
+def _memory(target: Tensor) -> np.ndarray:
+    """``target``'s memory as a writable array: its data, made writable through its base for a view that went
+    through an expand (as torch, a part of an expanded tensor whose elements do not overlap may be written)."""
+    memory = target.data
+    if memory.flags.writeable and 0 not in memory.strides:  # (the common case, checked first: no other cost)
+        return memory
+    _check_no_overlap(target)
+    if target._base is not None:
+        memory = writable_view(memory, target._base.data)
+    if not memory.flags.writeable:
+        raise RuntimeError("unsupported operation: the written-to tensor is read-only (its NumPy array is not "
+                           "writeable). Please clone() the tensor before performing the operation.")
+    return memory
 
 
 def inplace(self: Tensor, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Tensor:
@@ -94,7 +109,7 @@ def inplace_on_view(view: Any, fn: Callable[..., Any], args: tuple[Any, ...], kw
     if records and base._requires_grad and base.grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation. "
                            "Wrap the update in `with funcgrad.no_grad():` or work on a clone().")
-    _check_writable(view)  # (an expanded view: NumPy's own error would come from inside copy_slices)
+    _check_no_overlap(view)  # (else copy_slices would write several values into one element)
     view_fn = view._extra.view_fn
     current = view_fn(base)  # the view's values, with a history starting at the base's current one
     old = (Tensor._from_node(current.data.copy(), current.grad_fn, current.output_nr, [0])

@@ -69,6 +69,23 @@ def broadcast_view(x: Any, shape: tuple[int, ...]) -> Any:
 _SCALARS = (int, float, complex, np.generic)
 
 
+def overlaps(x: Any) -> bool:
+    """Whether elements of ``x`` share memory: a zero stride over more than one element (an expanded dim)."""
+    return type(x) is np.ndarray and 0 in x.strides and any(s == 0 and n > 1 for n, s in zip(x.shape, x.strides))
+
+
+def writable_view(region: Any, owner: np.ndarray) -> Any:
+    """``region``, a view into ``owner``'s memory, as a writable view of that memory when it is read-only only
+    because it went through an expand (broadcast views are read-only) and ``owner`` may be written: torch's
+    expanded tensors may be written where their elements do not overlap (check ``overlaps`` first)."""
+    if type(region) is not np.ndarray or region.flags.writeable or not owner.flags.writeable:
+        return region
+    while isinstance(owner.base, np.ndarray):  # (the array holding the memory: contiguous, so it gives a buffer)
+        owner = owner.base
+    offset = region.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+    return np.ndarray(region.shape, region.dtype, owner, offset, region.strides)
+
+
 def sigmoid(x: np.ndarray) -> np.ndarray:
     """The logistic function 1 / (1 + exp(-x)), stable for large real |x|."""
     return 1 / (1 + np.exp(-x)) if np.result_type(x).kind == "c" else sp.expit(x)
@@ -263,14 +280,18 @@ def erfinv(x: np.ndarray) -> np.ndarray:
 def frac(x: np.ndarray) -> np.ndarray:
     """The fractional part ``x - trunc(x)``, with x's sign (torch's ``frac``; floats only)."""
     if np.asarray(x).dtype.kind != "f":
-        raise NotImplementedError(f'"frac_cpu" not implemented for \'{_torch_name(np.asarray(x).dtype)}\'')
+        raise NotImplementedError(f'"frac_cpu" not implemented for \'{torch_dtype_name(np.asarray(x).dtype)}\'')
     return x - np.trunc(x)
 
 
-def _torch_name(dtype: np.dtype) -> str:
-    """torch's name of a NumPy dtype in its error texts (``int64`` -> ``Long``)."""
-    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}.get(dtype.name, dtype.name)
+TORCH_DTYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+                     "int16": "Short", "int8": "Char", "uint8": "Byte", "uint16": "UInt16", "uint32": "UInt32",
+                     "uint64": "UInt64", "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def torch_dtype_name(dtype: np.dtype) -> str:
+    """torch's name of a NumPy dtype in its error texts and type names (``int64`` -> ``Long``)."""
+    return TORCH_DTYPE_NAMES.get(dtype.name, dtype.name)
 
 
 def to_copy(x: np.ndarray, dtype: Any) -> np.ndarray:

@@ -450,7 +450,8 @@ def avg_pool_divisor(size: Ints, kernel: Ints, stride: Ints, padding: Ints, out_
 
 def avg_pool(x: np.ndarray, kernel_size: Ints, stride: Ints, padding: Ints, ceil_mode: bool,
              count_include_pad: bool, divisor_override: Any) -> np.ndarray:
-    """The mean of each window (its sum over the divisor torch uses)."""
+    """The mean of each window (its sum over the divisor torch uses); integer sums are divided toward zero, as
+    torch divides int64 ones."""
     nd = len(kernel_size)
     size = tuple(np.shape(x)[-nd:])
     ones = (1,) * nd
@@ -461,6 +462,8 @@ def avg_pool(x: np.ndarray, kernel_size: Ints, stride: Ints, padding: Ints, ceil
     for _, part in rest:
         total += part
     divisor = avg_pool_divisor(size, kernel_size, stride, padding, out_size, count_include_pad, divisor_override)
+    if total.dtype.kind in "iu":  # (fmod keeps the dividend's sign: what is left divides exactly)
+        return np.floor_divide(total - np.fmod(total, divisor), divisor)
     return np.divide(total, divisor, out=total)
 
 

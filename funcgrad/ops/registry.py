@@ -71,6 +71,8 @@ class OpSpec:
         self.positions.update((name, i) for i, name in enumerate(params))
         self.tensor_positions = tuple(params.index(p) for p in rules)
         self.differentiable = any(r is not NONDIFF for r in rules.values())
+        # its tensor inputs broadcast together (torch's error when they cannot)
+        self.elementwise = isinstance(kernel, np.ufunc) or jvp is ELEMENTWISE
         wanted: list[str] = []
         bound = []
         for slot, rule in rules.items():

@@ -16,6 +16,7 @@ import numpy as np
 import funcgrad.ops as F
 from funcgrad.core.tensor import Tensor
 from funcgrad.ops.inplace import inplace
+from funcgrad.ops.kernels import TORCH_DTYPE_NAMES, torch_dtype_name
 from funcgrad.ops.registry import composite, tensor_method
 
 __all__ = ["is_tensor", "is_complex", "is_floating_point", "is_nonzero", "numel", "device", "check_device"]
@@ -216,19 +217,14 @@ def _to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None, non_blo
     return F.to_copy(self, target)
 
 
-_TORCH_TYPES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-                "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
-                "complex128": "ComplexDouble"}
-
-
 @tensor_method("type")
 def _type(self: Tensor, dtype: Any = None, non_blocking: bool = False) -> Any:
     """Without ``dtype``, torch's name of this tensor's type (``'torch.DoubleTensor'``); with one (a dtype or such a
     name), this tensor converted to it."""
     if dtype is None:
-        return f"torch.{_TORCH_TYPES.get(self.data.dtype.name, self.data.dtype.name)}Tensor"
+        return f"torch.{torch_dtype_name(self.data.dtype)}Tensor"
     if isinstance(dtype, str) and dtype.startswith("torch.") and dtype.endswith("Tensor"):
-        names = {v: k for k, v in _TORCH_TYPES.items()}
+        names = {v: k for k, v in TORCH_DTYPE_NAMES.items()}
         name = names.get(dtype[len("torch."):-len("Tensor")])
         if name is None:
             raise ValueError(f"invalid type: '{dtype}'")
@@ -363,10 +359,8 @@ def _float_power_(self: Tensor, exponent: Any) -> Tensor:
     complex_ = self.data.dtype.kind == "c" or np.iscomplexobj(_data(exponent))
     wanted = "ComplexDouble" if complex_ else "Double"
     if self.data.dtype != (np.complex128 if complex_ else np.float64):
-        name = {"float32": "Float", "float16": "Half", "int64": "Long", "int32": "Int", "float64": "Double",
-                "complex64": "ComplexFloat"}.get(self.data.dtype.name, self.data.dtype.name)
-        raise RuntimeError(f"the base given to float_power_ has dtype {name} but the operation's result requires "
-                           f"dtype {wanted}")
+        raise RuntimeError(f"the base given to float_power_ has dtype {torch_dtype_name(self.data.dtype)} but the "
+                           f"operation's result requires dtype {wanted}")
     return inplace(self, F.float_power, exponent)
 
 

@@ -49,6 +49,7 @@ SAMPLES: dict[str, list[S]] = {
     "relu": [S(away_from(A(5), (0.0,)))],
     "abs": [S(away_from(A(5), (0.0,)))],
     "sign": [S(away_from(A(5), (0.0,)))],
+    "copysign": [S(away_from(A(3, 2), (0.0,)), A(2)), S(away_from(A(3), (0.0,)), -0.0)],  # -0.0 counts negative
     "floor": [S(away_from(A(5), (-2.0, -1.0, 0.0, 1.0, 2.0)))],
     "ceil": [S(away_from(A(5), (-2.0, -1.0, 0.0, 1.0, 2.0)))],
     "round": [S(away_from(A(5), (-1.5, -0.5, 0.5, 1.5)))],

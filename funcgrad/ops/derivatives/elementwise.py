@@ -105,6 +105,8 @@ sigmoid_backward = defop("sigmoid_backward", K.sigmoid_backward,
 relu    = defop("relu",    K.relu,    x=lambda g, out: F.where(F.le(out, 0), 0.0, g), jvp=ELEMENTWISE)  # 0 at 0
 abs     = defop("abs",     np.abs,    x=lambda g, x: g * F.sgn(x), jvp=ELEMENTWISE)   # 0 at 0, as torch
 sign    = defop("sign",    K.sign,    x=lambda g: R.zeros(g), jvp=ELEMENTWISE)        # zero grad, as torch
+copysign = defop("copysign", np.copysign, x=lambda g, x, out: g * (F.sign(x) * F.sign(out)),  # 0 at x = 0; other's
+                                         y=lambda g: R.zeros(g), jvp=ELEMENTWISE)                 # is 0, as torch
 floor   = defop("floor",   np.floor,  x=lambda g: R.zeros(g), jvp=ELEMENTWISE)
 ceil    = defop("ceil",    np.ceil,   x=lambda g: R.zeros(g), jvp=ELEMENTWISE)
 round   = defop("round",   K.round,  x=lambda g: R.zeros(g), jvp=ELEMENTWISE)

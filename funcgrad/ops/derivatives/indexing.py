@@ -308,7 +308,13 @@ tensor_method("__getitem__")(getitem)
 
 @tensor_method("__setitem__")
 def _setitem(self: Any, index: Any, value: Any) -> None:
-    """``self[index] = value`` in place: records ``index_put`` as self's new history."""
+    """``self[index] = value`` in place: records ``index_put`` as self's new history. On an expanded tensor, a
+    basic index writes through the view it selects, as torch's does: that view's elements may not overlap."""
+    if K.overlaps(self.data):
+        region = self[index]
+        if region._base is not None:
+            region.copy_(value)
+            return
     inplace(self, index_put, index, value)
 
 

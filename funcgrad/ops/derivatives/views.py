@@ -9,13 +9,14 @@ import numpy as np
 
 import funcgrad.ops as F
 from funcgrad.core.structured import copy_to_write
+from funcgrad.ops import kernels as K
 from funcgrad.ops.registry import LINEAR, allow_complex, defop
 
 
 def _copy_slices(x, src, view_fn):
     """``x`` with the view ``view_fn(x)`` overwritten by ``src`` (a new array)."""
     out = copy_to_write(x, src)
-    view_fn(out)[...] = src
+    K.writable_view(view_fn(out), out)[...] = src  # (a region of an expanded view is read-only, out is not)
     return out
 
 
