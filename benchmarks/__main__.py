@@ -64,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     print(match_threads())
     collector = "paused during each sample (--gc-off)" if args.gc_off else "running, as in a user's loop"
     print(f"timing: time.perf_counter; gc.freeze() after set-up, gc.collect() before each sample, the collector "
-          f"{collector}; warm-up first; {repeat} rounds, order rotated each round; "
+          f"{collector}; warm-up first; {repeat} rounds, order rotated each round (JAX's rows in rounds of their own "
+          "after the others': interleaved, they slow the rows timed after them); "
           f"each sample ≥ {min_sample * 1e3:g} ms")
     results = run(chosen, repeat, min_sample, gc_off=args.gc_off)
     print()
