@@ -399,8 +399,8 @@ def test_function_jvp_keeping_the_batch_shape_still_gets_one_direction_at_a_time
     np.testing.assert_allclose(np.asarray(fg.func.jacrev(_TimesSum.apply)(x)), expected)
 
 
-class _CachingJvp(Function):
-    """``2 x`` with a jvp that keeps its result on ctx, as a jvp may under torch, which calls it once per forward."""
+class _Double(Function):
+    """``2 x``, the forward and backward of the jvps below."""
 
     @staticmethod
     def forward(ctx, x):
@@ -409,6 +409,10 @@ class _CachingJvp(Function):
     @staticmethod
     def backward(ctx, g):
         return g * 2
+
+
+class _CachingJvp(_Double):
+    """``2 x`` with a jvp that keeps its result on ctx, as a jvp may under torch, which calls it once per forward."""
 
     @staticmethod
     def jvp(ctx, t):
@@ -424,16 +428,8 @@ def test_function_jvp_writing_on_ctx_gets_a_fresh_ctx_per_direction():
     np.testing.assert_allclose(np.asarray(tangent), [2.0, 6.0])
 
 
-class _BatchShapedJvp(Function):
+class _BatchShapedJvp(_Double):
     """``2 x`` with a jvp returning two stacked copies of the tangent: a batch's shape for one direction."""
-
-    @staticmethod
-    def forward(ctx, x):
-        return x * 2
-
-    @staticmethod
-    def backward(ctx, g):
-        return g * 2
 
     @staticmethod
     def jvp(ctx, t):
