@@ -94,3 +94,29 @@ def test_batched_tangents_equal_a_loop(name: str, case: S) -> None:
     for b in range(BATCH):
         for stacked, single in zip(together, _jvp(fn, inputs, {first: batch[b]})):
             np.testing.assert_allclose(stacked[b], single, rtol=1e-12, atol=1e-12)
+
+
+REAL = [pytest.param(*c.values, id=c.id, marks=pytest.mark.xfail(strict=True, reason="its rule takes log(g)"))
+        if c.values[0] == "logcumsumexp" else c for c in DIFFERENTIABLE
+        if all(not (isinstance(a, np.ndarray) and a.dtype.kind == "c")
+               for a in (*c.values[1].args, *c.values[1].kwargs.values()))]
+
+
+@pytest.mark.parametrize("name,case", REAL)
+def test_the_vjp_is_differentiable_in_its_gradient_at_zero(name: str, case: S) -> None:
+    """The derivative of the VJP in its incoming gradient, at a gradient of zeros, is the JVP (torch's double-backward
+    trick, and any second derivative where a gradient vanishes): a rule that loses it there (a log of g, a branch on
+    g != 0) gives silently wrong Hessians."""
+    fn, inputs, floats, rng = _setup(name, case, 2)
+    v = {i: _direction(rng, inputs[i]) for i in floats}
+    leaves = tuple(fg.tensor(a.data, requires_grad=True) if i in v else a for i, a in enumerate(inputs))
+    outs = [o for o in _outputs(fn(*leaves)) if o.requires_grad]
+    zeros = [fg.zeros(o.shape, dtype=o.dtype, requires_grad=True) for o in outs]
+    vjps = fg.autograd.grad(outs, [leaves[i] for i in floats], zeros, create_graph=True, allow_unused=True,
+                            materialize_grads=True)
+    used = [(g, v[i]) for g, i in zip(vjps, floats) if g.requires_grad]
+    twice = fg.autograd.grad([g for g, _ in used], zeros, [t for _, t in used], allow_unused=True,
+                             materialize_grads=True) if used else [np.zeros(o.shape) for o in outs]
+    forward = [t for t, o in zip(_jvp(fn, inputs, v), _outputs(fn(*inputs))) if o is not None]
+    for got, expected in zip(twice, [f for f, o in zip(forward, _outputs(fn(*leaves))) if o.requires_grad]):
+        np.testing.assert_allclose(np.asarray(getattr(got, "data", got)), expected, rtol=1e-7, atol=1e-9)
