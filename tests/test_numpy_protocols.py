@@ -93,8 +93,8 @@ def test_out_a_tensor_is_the_in_place_op() -> None:
 
 def test_a_ufunc_without_a_rule_names_itself_and_the_way_out() -> None:
     x = leaf(1.0, 2.0)
-    with pytest.raises(TypeError, match=r"ufunc 'cbrt' has no derivative rule.*t\.detach\(\)"):
-        np.cbrt(x)
+    with pytest.raises(TypeError, match=r"ufunc 'spacing' has no derivative rule.*t\.detach\(\)"):
+        np.spacing(x)
     with pytest.raises(TypeError, match=r"np\.subtract\.reduce has no derivative rule"):
         np.subtract.reduce(x)
     with pytest.raises(TypeError, match=r"numpy\.linalg\.eig has no derivative rule"):

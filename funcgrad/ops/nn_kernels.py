@@ -288,9 +288,10 @@ def convolution_transpose(input: np.ndarray, weight: np.ndarray, bias: Any, stri
     full = tuple((n - 1) * s + d * (k - 1) + 1 + e for n, s, d, k, e in zip(size, stride, dilation, kernel,
                                                                             output_padding))
     out_size = tuple(f - lo - hi for f, (lo, hi) in zip(full, padding))
-    if min(out_size) < 0:  # (an empty output is torch's too)
-        raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, size))}). Calculated output size "
-                           f"per channel: ({' x '.join(map(str, out_size))}). Output size is too small")
+    if min(out_size) < 1:  # torch's reference kernels raise for 0 too (only oneDNN's float32 path returns it empty)
+        shown = (1,) * (nd == 1)  # torch runs 1-D as 2-D of height 1, and says so
+        raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, shown + size))}). Calculated output "
+                           f"size per channel: ({' x '.join(map(str, shown + out_size))}). Output size is too small")
     if groups == 1 and np.ndim(weight) == nd + 2:
         # cols (*K, C_out, *L, rows) = w (*K, C_out, C_in) @ x (C_in, *L, rows), rows = the samples (and batch):
         # one product, laid out so each kernel offset's strided add runs over long contiguous rows

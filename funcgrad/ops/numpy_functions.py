@@ -124,28 +124,51 @@ def _ndim(a: Any) -> int:
 
 
 # ----- reductions ------------------------------------------------------------------------------------------
+def _mask(where: Any) -> Any:
+    """A ``where=`` mask as a Tensor or an array (NumPy takes lists too)."""
+    return where if isinstance(where, Tensor) else np.asarray(where)
+
+
+def _masked(a: Any, where: Any, fill: Any) -> Any:
+    """``a`` with the entries a ``where=`` mask leaves out replaced by ``fill`` (no gradient reaches them)."""
+    return a if where is np._NoValue else F.where(_mask(where), a, fill)
+
+
+def _and_initial(result: Any, initial: Any, combine: Callable[..., Any]) -> Any:
+    """``result`` combined with NumPy's ``initial=`` (a scalar converted to the result's dtype, as NumPy's)."""
+    return result if initial is np._NoValue else combine(result, np.asarray(initial, _dtype(result)))
+
+
+def _mean_of(a: Any, present: Any, axis: Any, keepdims: bool) -> Any:
+    """The mean of ``a``'s entries where ``present`` (broadcast to ``a``) holds: NaN where none does, as NumPy."""
+    count = F.sum(F.broadcast_to(present, np.shape(_data(a))), axis, keepdims)
+    return F.div(F.sum(F.where(present, a, 0), axis, keepdims), F.to_copy(count, np.finfo(_dtype(a)).dtype))
+
+
 @implements(np.sum)
 def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
         initial: Any = np._NoValue, where: Any = np._NoValue) -> Any:
-    """``np.sum``."""
-    _reject("sum", out=out, initial=initial, where=where)
-    return _cast(F.sum(_as(a, dtype), axis, keepdims), dtype)
+    """``np.sum`` (of the entries ``where`` selects, plus ``initial``)."""
+    _reject("sum", out=out)
+    return _cast(_and_initial(F.sum(_masked(_as(a, dtype), where, 0), axis, keepdims), initial, F.add), dtype)
 
 
 @implements(np.mean)
 def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, *,
          where: Any = np._NoValue) -> Any:
-    """``np.mean``."""
-    _reject("mean", out=out, where=where)
-    return _cast(F.mean(_as(a, dtype), axis, keepdims), dtype)
+    """``np.mean`` (of the entries ``where`` selects)."""
+    _reject("mean", out=out)
+    if where is np._NoValue:
+        return _cast(F.mean(_as(a, dtype), axis, keepdims), dtype)
+    return _cast(_mean_of(_inexact(_as(a, dtype)), _mask(where), axis, keepdims), dtype)
 
 
 @implements(np.prod)
 def prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
          initial: Any = np._NoValue, where: Any = np._NoValue) -> Any:
-    """``np.prod``."""
-    _reject("prod", out=out, initial=initial, where=where)
-    return _cast(F.prod(_as(a, dtype), axis, keepdims), dtype)
+    """``np.prod`` (of the entries ``where`` selects, times ``initial``)."""
+    _reject("prod", out=out)
+    return _cast(_and_initial(F.prod(_masked(_as(a, dtype), where, 1), axis, keepdims), initial, F.mul), dtype)
 
 
 @implements(np.var)
@@ -164,20 +187,35 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: floa
     return _cast(F.std(a, axis, ddof if correction is np._NoValue else correction, keepdims), dtype)
 
 
+def _extreme(extreme: Callable[..., Any], pair: Callable[..., Any], ufunc: str, a: Any, axis: Any, keepdims: bool,
+             initial: Any, where: Any) -> Any:
+    """np.max/np.min with NumPy's ``initial=`` (one more value: the result where there is nothing to reduce; a tie
+    with it shares the gradient, as ``pair``'s) and ``where=`` (the entries it leaves out count as ``initial``,
+    which NumPy then requires)."""
+    if initial is np._NoValue:
+        if where is not np._NoValue:
+            raise ValueError(f"reduction operation '{ufunc}' does not have an identity, so to use a where mask one "
+                             f"has to specify 'initial'")
+        return extreme(a, axis, keepdims)
+    if not np.size(_data(a)):  # nothing to reduce: initial, in the result's shape
+        return _and_initial(F.sum(F.mul(a, 0), axis, keepdims), initial, F.add)
+    return _and_initial(extreme(_masked(a, where, np.asarray(initial, _dtype(a))), axis, keepdims), initial, pair)
+
+
 @implements(np.max, np.amax)
 def amax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = np._NoValue,
          where: Any = np._NoValue) -> Any:
     """``np.max`` (the values; ties share the gradient, as torch's amax)."""
-    _reject("max", out=out, initial=initial, where=where)
-    return F.amax(a, axis, keepdims)
+    _reject("max", out=out)
+    return _extreme(F.amax, F.maximum, "maximum", a, axis, keepdims, initial, where)
 
 
 @implements(np.min, np.amin)
 def amin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = np._NoValue,
          where: Any = np._NoValue) -> Any:
     """``np.min``."""
-    _reject("min", out=out, initial=initial, where=where)
-    return F.amin(a, axis, keepdims)
+    _reject("min", out=out)
+    return _extreme(F.amin, F.minimum, "minimum", a, axis, keepdims, initial, where)
 
 
 @implements(np.average)
@@ -227,8 +265,8 @@ def _ignoring_nans(name: str, reduce: Callable[..., Any], identity: float, doc: 
     """``np.<name>``: ``reduce`` with NaNs counted as ``identity`` (no gradient reaches them, as torch's nansum)."""
     def reduction(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
                   initial: Any = np._NoValue, where: Any = np._NoValue) -> Any:
-        _reject(name, out=out, initial=initial, where=where)
-        return reduce(F.where(F.isnan(a), identity, a), axis, dtype, keepdims=keepdims)
+        _reject(name, out=out)
+        return reduce(F.where(F.isnan(a), identity, a), axis, dtype, keepdims=keepdims, initial=initial, where=where)
     reduction.__doc__ = doc
     return reduction
 
@@ -241,11 +279,13 @@ nanprod = implements(np.nanprod)(_ignoring_nans("nanprod", prod, 1,
 @implements(np.nanmean)
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, *,
             where: Any = np._NoValue) -> Any:
-    """``np.nanmean``: the mean of the values that are not NaN (NaN where there are none, as NumPy)."""
-    _reject("nanmean", out=out, where=where)
+    """``np.nanmean``: the mean of the values that are not NaN (and ``where`` selects; NaN where there are none,
+    as NumPy)."""
+    _reject("nanmean", out=out)
     a = _inexact(a)
-    count = F.to_copy(F.sum(F.logical_not(F.isnan(a)), axis, keepdims), np.finfo(_dtype(a)).dtype)  # (real)
-    return _cast(F.div(nansum(a, axis, keepdims=keepdims), count), dtype)
+    present = F.logical_not(F.isnan(a))
+    return _cast(_mean_of(a, present if where is np._NoValue else F.logical_and(present, _mask(where)), axis,
+                          keepdims), dtype)
 
 
 def _cumulative(name: str, scan: Callable[..., Any], identity: float) -> Callable[..., Any]:
@@ -817,6 +857,87 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = np._NoValue, append:
     return a
 
 
+def _spacing(coordinates: Any, length: int) -> Any:
+    """np.gradient's spacing along one axis of ``length``: a scalar as given, or the differences of 1-D coordinates
+    (a Tensor's all kept, for the derivative in each coordinate; an array's one scalar when equal, as NumPy's)."""
+    if _ndim(coordinates) == 0:
+        return coordinates
+    if _ndim(coordinates) != 1:
+        raise ValueError("distances must be either scalars or 1d")
+    if np.shape(_data(coordinates))[0] != length:
+        raise ValueError("when 1d, distances must match the length of the corresponding dimension")
+    if isinstance(coordinates, Tensor):
+        return diff(_inexact(coordinates))
+    coordinates = np.asarray(coordinates)
+    d = np.diff(coordinates.astype(np.float64) if coordinates.dtype.kind in "iu" else coordinates)
+    return d[0] if np.all(d == d[0]) else d
+
+
+def _spacings(varargs: tuple[Any, ...], axes: tuple[int, ...], shape: tuple[int, ...]) -> list[Any]:
+    """np.gradient's spacings, one per axis: 1 without ``varargs``, one scalar for all axes, or one each."""
+    if not varargs:
+        return [1.0] * len(axes)
+    if len(varargs) == 1 and _ndim(varargs[0]) == 0:
+        return list(varargs) * len(axes)
+    if len(varargs) != len(axes):
+        raise TypeError("invalid number of arguments")
+    return [_spacing(coordinates, shape[ax]) for ax, coordinates in zip(axes, varargs)]
+
+
+def _gradient_along(f: Any, ax: int, dx: Any, edge_order: int) -> Any:
+    """One axis of np.gradient: second-order central differences inside, one-sided ones of ``edge_order`` at
+    both ends; ``dx`` is the spacing or the coordinates' differences (NumPy's formulas for uneven spacing)."""
+    if np.shape(_data(f))[ax] < edge_order + 1:
+        raise ValueError("Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) "
+                         "elements are required.")
+    lead = (slice(None),) * ax
+
+    def part(start: int | None, stop: int | None) -> Any:
+        return f[lead + (slice(start, stop),)]
+
+    def spacing(i: int) -> Any:
+        return dx if _ndim(dx) == 0 else dx[i]
+
+    def point(i: int) -> Any:
+        return part(i, i + 1 or None)
+
+    def end(at: int, step: int) -> Any:
+        """The one-sided derivative at the end ``at`` from the points ``at + k step``, spaced p then q (negative
+        from the last end inward: its formulas are the first end's, mirrored)."""
+        p = spacing(at) * step
+        if edge_order == 1:
+            return (point(at + step) - point(at)) / p
+        q = spacing(at + step) * step
+        f0, f1, f2 = (point(at + k * step) for k in range(3))
+        return -(2 * p + q) / (p * (p + q)) * f0 + (p + q) / (p * q) * f1 - p / (q * (p + q)) * f2
+
+    if _ndim(dx) == 0:
+        inside = (part(2, None) - part(None, -2)) / (2.0 * dx)
+    else:
+        dx1, dx2 = (F.reshape(d, (-1,) + (1,) * (_ndim(f) - ax - 1)) for d in (dx[:-1], dx[1:]))
+        inside = (-dx2 / (dx1 * (dx1 + dx2)) * part(None, -2) + (dx2 - dx1) / (dx1 * dx2) * part(1, -1)
+                  + dx1 / (dx2 * (dx1 + dx2)) * part(2, None))
+    return F.cat([end(0, 1), inside, end(-1, -1)], ax)
+
+
+@implements(np.gradient)
+def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> Any:
+    """``np.gradient``: the derivative of the samples ``f`` along each of ``axis`` (every axis by default; a tuple of
+    them for several), by second-order central differences inside and one-sided differences of ``edge_order``
+    (1 or 2) at the ends; ``varargs`` are the spacings: one scalar for all axes, or per axis a scalar or the 1-D
+    coordinates (uneven spacing). Differentiable in ``f`` and in spacings and coordinates given as Tensors."""
+    f = f if isinstance(f, Tensor) else np.asarray(f)
+    shape = np.shape(_data(f))
+    axes = tuple(range(len(shape))) if axis is None else normalize_axis_tuple(axis, len(shape))
+    spacings = _spacings(varargs, axes, shape)
+    if edge_order > 2:
+        raise ValueError("'edge_order' greater than 2 not supported")
+    dtype = _dtype(f) if _dtype(f).kind in "fc" else np.dtype(np.float64)
+    f = _cast(f, dtype) if _dtype(f).kind in "iu" else f
+    derivatives = tuple(_cast(_gradient_along(f, ax, dx, edge_order), dtype) for ax, dx in zip(axes, spacings))
+    return derivatives[0] if len(derivatives) == 1 else derivatives
+
+
 @implements(np.sort)
 def sort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None, *, stable: Any = None) -> Any:
     """``np.sort``: the values in order (each gradient goes back to where its value came from)."""
@@ -959,6 +1080,22 @@ for _make in (np.zeros_like, np.ones_like, np.empty_like, np.full_like):
 
 
 # ----- polynomials, interpolation, elementwise compositions ------------------------------------------------------
+@implements(np.vander)
+def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:  # noqa: N803
+    """``np.vander``: the columns x^(N-1), ..., x, 1 (ascending with ``increasing``), as NumPy's running products
+    (in x's dtype promoted with int: bools count as ints, float32 becomes float64)."""
+    if _ndim(x) != 1:
+        raise ValueError("x must be a one-dimensional array or sequence.")
+    n = np.shape(_data(x))[0]
+    N = n if N is None else N  # noqa: N806
+    if N < 0:
+        raise ValueError("negative dimensions are not allowed")
+    x = _cast(x, np.promote_types(_dtype(x), int))
+    factors = F.cat([np.ones((n, min(N, 1)), _dtype(x)), F.broadcast_to(F.reshape(x, (n, 1)), (n, max(N - 1, 0)))], 1)
+    powers = F.cumprod(factors, 1)
+    return powers if increasing else F.flip(powers, (1,))
+
+
 @implements(np.polyval)
 def polyval(p: Any, x: Any) -> Any:
     """``np.polyval``: p[0] x^(n-1) + ... + p[n-1], by Horner's rule."""

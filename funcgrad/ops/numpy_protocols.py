@@ -74,25 +74,33 @@ def _sign(x: Any) -> Any:
     return F.sgn(x) if np.result_type(x.dtype if isinstance(x, Tensor) else x).kind == "c" else F.sign(x)
 
 
+def _cbrt(x: Any) -> Any:
+    """NumPy's cbrt, sign(x) |x|^(1/3) (to rounding), the sign chosen before the power: its derivative
+    1 / (3 cbrt(x)^2) is then inf at 0 (-inf, inf for the next orders), as JAX's; through abs it would be
+    abs'(0) inf = NaN."""
+    negative = F.lt(x, 0)
+    root = F.pow(F.where(negative, F.neg(x), x), 1 / 3)
+    return F.where(negative, F.neg(root), root)
+
+
 UFUNCS.update({np.sign: _sign, np.deg2rad: _deg2rad, np.radians: _deg2rad, np.rad2deg: _rad2deg, np.degrees: _rad2deg,
-               np.logaddexp2: _logaddexp2, np.vecdot: _vecdot})
+               np.logaddexp2: _logaddexp2, np.vecdot: _vecdot, np.cbrt: _cbrt, np.float_power: F.float_power})
 
 
 def _numpy_result_dtype(ufunc: np.ufunc) -> None:
-    """``UFUNCS[ufunc]`` with NumPy's result dtype, where the op's differs: ``fabs`` and ``rint`` make integers
-    floats, ``conjugate`` makes bools int8; a dtype NumPy has no loop for (``np.fabs`` of a complex, ``np.positive``
-    of a bool) raises NumPy's TypeError."""
+    """``UFUNCS[ufunc]`` with NumPy's result dtype, where the op's differs: ``fabs``, ``rint`` and ``cbrt`` make
+    integers floats (the input is converted first), ``conjugate`` makes bools int8; a dtype NumPy has no loop for
+    (``np.fabs`` of a complex, ``np.positive`` of a bool) raises NumPy's TypeError."""
     op = UFUNCS[ufunc]
 
     def call(x: Any) -> Any:
         dtype = ufunc.resolve_dtypes((np.result_type(x.dtype), None))[-1]
-        result = op(x)
-        return result if result.dtype == dtype else F.to_copy(result, dtype)
+        return op(x if x.dtype == dtype else F.to_copy(x, dtype))
     call.__name__ = op.__name__
     UFUNCS[ufunc] = call
 
 
-for _ufunc in (np.fabs, np.rint, np.conjugate, np.positive):
+for _ufunc in (np.fabs, np.rint, np.conjugate, np.positive, np.cbrt):
     _numpy_result_dtype(_ufunc)
 
 # ufunc.reduce and ufunc.accumulate as reductions and scans: (op, NumPy's default axis is 0)

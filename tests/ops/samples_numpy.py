@@ -16,6 +16,8 @@ _DISTINCT = np.array([[0.3, -1.2, 2.0, 0.9], [1.5, 0.1, -0.4, -2.2], [-0.7, 1.1,
 _SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
 _WITH_NAN = np.array([[0.3, np.nan, 2.0, 0.9], [1.5, 0.1, -0.4, -2.2], [np.nan, 1.1, 0.6, np.nan]])
 _WELL = np.array([[2.0, 0.3, -0.4], [0.1, 1.5, 0.2], [0.3, -0.2, 1.8]])
+_SOME = np.array([True, False, True, True])  # a where= mask of rows of 4
+_SOME_2D = np.array([[True, False, True, True], [False, False, False, False], [False, True, True, False]])
 
 SAMPLES: dict[Any, list[S]] = {
     # ----- ufuncs -----------------------------------------------------------------------------------------
@@ -41,26 +43,34 @@ SAMPLES: dict[Any, list[S]] = {
     np.fmin: [S(np.array([0.5, -1.0, 2.0]), np.array([1.0, -2.0, 0.0]))],
     np.deg2rad: [S(A(3))], np.radians: [S(A(3))], np.rad2deg: [S(A(3))], np.degrees: [S(A(3))],
     np.logaddexp2: [S(A(3), A(2, 3))], np.vecdot: [S(A(2, 3), A(3)), S(C(2, 3), C(2, 3))],
+    np.cbrt: [S(np.array([-8.0, -0.3, 0.5, 2.7]))],
+    np.float_power: [S(P(3), A(3)), S(A(2, 3), np.array([2, 3, 1])), S(C(3), 2.0)],
     (np.add, "reduce"): [S(A(3, 4)), S(A(3, 4), axis=1, keepdims=True), S(A(3, 4), axis=None)],
     (np.multiply, "reduce"): [S(A(3, 4), axis=1)], (np.maximum, "reduce"): [S(_DISTINCT)],
     (np.minimum, "reduce"): [S(_DISTINCT, axis=1)], (np.logaddexp, "reduce"): [S(A(3, 4), axis=-1)],
     (np.add, "accumulate"): [S(A(3, 4)), S(A(3, 4), axis=1)], (np.multiply, "accumulate"): [S(A(4))],
     (np.multiply, "outer"): [S(A(3), A(2))], (np.subtract, "outer"): [S(A(2, 2), A(3))],
     # ----- reductions -------------------------------------------------------------------------------------
-    np.sum: [S(A(3, 4)), S(A(3, 4), axis=0), S(A(2, 3, 4), axis=(0, 2), keepdims=True), S(A(3), dtype=np.float64)],
-    np.mean: [S(A(3, 4)), S(A(3, 4), axis=-1, keepdims=True)],
-    np.prod: [S(A(3, 4), axis=1)], np.var: [S(A(3, 4)), S(A(3, 4), axis=0, ddof=1)],
-    np.std: [S(A(3, 4), axis=1), S(A(3, 4), ddof=1, keepdims=True)],
-    np.max: [S(_DISTINCT), S(_DISTINCT, axis=1)], np.amax: [S(_DISTINCT, axis=0, keepdims=True)],
-    np.min: [S(_DISTINCT, axis=-1)], np.amin: [S(_DISTINCT)],
+    np.sum: [S(A(3, 4)), S(A(3, 4), axis=0), S(A(2, 3, 4), axis=(0, 2), keepdims=True), S(A(3), dtype=np.float64),
+             S(A(3, 4), where=_SOME, initial=0.5), S(A(3, 4), axis=1, where=_SOME_2D)],
+    np.mean: [S(A(3, 4)), S(A(3, 4), axis=-1, keepdims=True), S(A(3, 4), where=_SOME),
+              S(A(3, 4), axis=0, where=_SOME_2D | _SOME, keepdims=True)],
+    np.prod: [S(A(3, 4), axis=1), S(A(3, 4), axis=0, where=_SOME, initial=2.0)],
+    np.var: [S(A(3, 4)), S(A(3, 4), axis=0, ddof=1)], np.std: [S(A(3, 4), axis=1), S(A(3, 4), ddof=1, keepdims=True)],
+    np.max: [S(_DISTINCT), S(_DISTINCT, axis=1), S(_DISTINCT, axis=1, initial=0.5),
+             S(_DISTINCT, where=_SOME, initial=-5.0), S(_DISTINCT, axis=0, where=_SOME_2D, initial=-1.0)],
+    np.amax: [S(_DISTINCT, axis=0, keepdims=True)],
+    np.min: [S(_DISTINCT, axis=-1), S(_DISTINCT, axis=0, where=_SOME_2D, initial=0.0)], np.amin: [S(_DISTINCT)],
     np.average: [S(A(3, 4)), S(A(3, 4), axis=1, weights=P(4)), S(A(3), weights=P(3))],
     np.cumsum: [S(A(3, 4)), S(A(3, 4), axis=0)], np.cumprod: [S(A(2, 3), axis=1), S(A(4))],
     np.cumulative_sum: [S(A(4)), S(A(2, 3), axis=1, include_initial=True)],
     np.cumulative_prod: [S(A(2, 3), axis=0), S(A(3), include_initial=True)],
     np.ptp: [S(_DISTINCT), S(_DISTINCT, axis=1, keepdims=True)],
-    np.nansum: [S(_WITH_NAN), S(_WITH_NAN, axis=0, keepdims=True)], np.nanmean: [S(_WITH_NAN), S(_WITH_NAN, axis=1)],
+    np.nansum: [S(_WITH_NAN), S(_WITH_NAN, axis=0, keepdims=True), S(_WITH_NAN, axis=1, where=_SOME, initial=1.5)],
+    np.nanmean: [S(_WITH_NAN), S(_WITH_NAN, axis=1), S(_WITH_NAN, axis=0, where=_SOME_2D | _SOME)],
     np.nanmax: [S(_WITH_NAN), S(_WITH_NAN, axis=1, keepdims=True)], np.nanmin: [S(_WITH_NAN, axis=0)],
-    np.nanprod: [S(_WITH_NAN), S(_WITH_NAN, axis=1)], np.nancumsum: [S(_WITH_NAN), S(_WITH_NAN, axis=0)],
+    np.nanprod: [S(_WITH_NAN), S(_WITH_NAN, axis=1), S(_WITH_NAN, where=_SOME_2D, initial=-2.0)],
+    np.nancumsum: [S(_WITH_NAN), S(_WITH_NAN, axis=0)],
     np.nancumprod: [S(_WITH_NAN, axis=1)], np.nanvar: [S(_WITH_NAN), S(_WITH_NAN, axis=0, ddof=1, keepdims=True)],
     np.nanstd: [S(_WITH_NAN, axis=1), S(_WITH_NAN + 1j * _DISTINCT, axis=0)],
     np.quantile: [S(_DISTINCT, 0.3), S(_DISTINCT, [0.1, 0.5, 1.0], axis=0),
@@ -99,6 +109,8 @@ SAMPLES: dict[Any, list[S]] = {
     np.where: [S(np.array([True, False, True]), A(3), A(3)), S(np.array([True, False]), A(2), 0.0)],
     np.clip: [S(np.array([0.5, -1.5, 2.5]), -1.0, 1.0), S(np.array([0.5, -1.5, 2.5]), None, 1.0)],
     np.diff: [S(A(5)), S(A(3, 4), n=2, axis=1), S(A(4), prepend=0.0, append=A(1))],
+    np.gradient: [S(A(5)), S(A(3, 4), 0.5), S(A(3, 4), np.array([0.0, 0.4, 1.5]), 2.0, edge_order=2),
+                  S(A(3, 4), np.sort(A(4)), axis=1), S(A(4, 2), axis=0, edge_order=2), S(A(2, 3), 0.7, axis=(1, 0))],
     np.sort: [S(_DISTINCT), S(_DISTINCT, axis=0), S(_DISTINCT, axis=None)],
     np.take: [S(A(5), np.array([0, 3, 3])), S(A(3, 4), np.array([[1, 0]]), axis=1)],
     np.take_along_axis: [S(A(3, 4), np.array([[0], [3], [1]]), axis=1)],
@@ -115,6 +127,7 @@ SAMPLES: dict[Any, list[S]] = {
     np.fix: [S(np.array([0.5, -1.5, 2.7]))],
     np.around: [S(np.array([0.2, -1.2]))],
     # ----- polynomials, interpolation, elementwise compositions ---------------------------------------------
+    np.vander: [S(A(4)), S(A(3), 5, True), S(A(3), N=2)],
     np.polyval: [S(A(4), A(2, 3)), S([1.0, -2.0, 0.5], A(3))],
     np.interp: [S(np.array([-3.0, -0.4, 0.35, 0.8, 3.0]), np.array([-1.0, 0.0, 0.5, 1.5]), A(4)),
                 S(np.array([0.2, 1.1]), np.array([-1.0, 0.0, 0.5, 1.5]), A(4), left=-5.0, right=A())],
