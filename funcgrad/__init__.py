@@ -34,11 +34,13 @@ from funcgrad.core.grad_mode import (  # noqa: E402
 from funcgrad.core.tensor import Tensor  # noqa: E402
 from funcgrad.creation import *  # noqa: E402, F403
 from funcgrad.creation import __all__ as _creation_all  # noqa: E402
+from funcgrad.ops.registry import SIGNATURES  # noqa: E402
 from funcgrad.ops.tensor_methods import device  # noqa: E402
 
 # the table's linalg_* entries are public as funcgrad.linalg.<torch name>, not at the top level
 _ops_all = [name for name in _ops.__all__ if not name.startswith("linalg_")]
 globals().update({name: getattr(_ops, name) for name in _ops_all})
+globals().update(SIGNATURES)  # torch's full signatures (add's alpha, ...) over the table's ops
 
 __all__ = ["Tensor", "device", "autograd", "check", "func", "functional", "linalg", "nn", "numpy", "optim", "optimize",
             "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",

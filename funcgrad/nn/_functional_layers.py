@@ -1,5 +1,5 @@
-"""``funcgrad.nn.functional``'s layers: linear maps, activations, dropout, normalizations, embedding and
-one_hot, composed of table ops (so every derivative order comes from the table)."""
+"""``funcgrad.nn.functional``'s layers: linear maps, activations, distances, dropout, normalizations, embedding
+and one_hot, composed of table ops (so every derivative order comes from the table)."""
 from __future__ import annotations
 
 import math
@@ -13,14 +13,17 @@ from funcgrad import ops
 from funcgrad.core.grad_mode import no_grad
 from funcgrad.core.tensor import Tensor
 from funcgrad.creation import Generator, rand
+from funcgrad.ops.formulas import constant
 
-__all__ = ["linear", "bilinear", "relu", "leaky_relu", "elu", "gelu", "silu", "sigmoid", "tanh", "softplus",
-           "softmax", "log_softmax", "dropout", "dropout2d", "batch_norm", "layer_norm", "group_norm", "embedding",
-           "one_hot"]
+__all__ = ["linear", "bilinear", "relu", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish", "sigmoid", "tanh",
+           "softplus", "hardtanh", "hardtanh_", "relu6", "hardsigmoid", "hardswish", "logsigmoid", "softsign",
+           "tanhshrink", "glu", "softmax", "log_softmax", "normalize", "cosine_similarity", "pairwise_distance",
+           "dropout", "dropout2d", "batch_norm", "layer_norm", "group_norm", "embedding", "one_hot"]
 
 sigmoid = ops.sigmoid
 tanh = ops.tanh
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 
 
 # ----- linear maps ------------------------------------------------------------------------------
@@ -53,11 +56,28 @@ def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) 
     return _applied(lambda x: ops.where(ops.gt(x, 0), x, x * negative_slope), input, inplace)
 
 
+def _elu(x: Any, alpha: float, input_scale: float = 1.0) -> Any:
+    """x for x > 0, alpha (exp(input_scale x) - 1) otherwise: at 0 the slope of the exp side, as torch's."""
+    # clamp, not minimum: at x = 0 minimum's tie would halve the slope alpha that torch gives there
+    negative = ops.clamp(x, max=0.0)  # no exp(large)
+    return ops.where(ops.gt(x, 0), x, alpha * ops.expm1(negative if input_scale == 1.0 else negative * input_scale))
+
+
 def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:
     """x for x > 0, alpha (exp(x) - 1) otherwise."""
-    # clamp, not minimum: at x = 0 minimum's tie would halve the slope alpha that torch gives there
-    return _applied(lambda x: ops.where(ops.gt(x, 0), x, alpha * ops.expm1(ops.clamp(x, max=0.0))),  # no exp(large)
-                    input, inplace)
+    return _applied(lambda x: _elu(x, alpha), input, inplace)
+
+
+def selu(input: Any, inplace: bool = False) -> Any:
+    """scale * elu(x, alpha) with torch's constants (alpha ~ 1.6733, scale ~ 1.0507)."""
+    return _applied(lambda x: _SELU_SCALE * _elu(x, _SELU_ALPHA), input, inplace)
+
+
+def celu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:
+    """x for x > 0, alpha (exp(x / alpha) - 1) otherwise."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return _applied(lambda x: _elu(x, alpha, 1.0 / alpha), input, inplace)
 
 
 def gelu(input: Any, approximate: str = "none") -> Any:
@@ -79,6 +99,69 @@ def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
     return ops.where(ops.gt(input * beta, threshold), input, ops.logaddexp(0.0, input * beta) / beta)
 
 
+def mish(input: Any, inplace: bool = False) -> Any:
+    """x tanh(softplus(x))."""
+    return _applied(lambda x: x * ops.tanh(ops.logaddexp(0.0, x)), input, inplace)
+
+
+def _hardtanh(x: Any, min_val: float, max_val: float) -> Any:
+    # slope 1 strictly inside, 0 at the bounds (as torch; clamp's would be 1 there)
+    return ops.where(ops.le(x, min_val), min_val, ops.where(ops.ge(x, max_val), max_val, x))
+
+
+def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Any:
+    """x clamped to [min_val, max_val] (slope 0 at the bounds, as torch)."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _applied(lambda x: _hardtanh(x, min_val, max_val), input, inplace)
+
+
+def hardtanh_(input: Any, min_val: float = -1.0, max_val: float = 1.0) -> Any:
+    """hardtanh written into ``input``."""
+    return hardtanh(input, min_val, max_val, True)
+
+
+def relu6(input: Any, inplace: bool = False) -> Any:
+    """min(max(x, 0), 6): hardtanh(x, 0, 6) (slope 0 at 0 and 6, as torch)."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardsigmoid(input: Any, inplace: bool = False) -> Any:
+    """relu6(x + 3) / 6 (slope 1/6 strictly between -3 and 3, as torch)."""
+    return _applied(lambda x: _hardtanh(x, -3.0, 3.0) * (1.0 / 6.0) + 0.5, input, inplace)
+
+
+def hardswish(input: Any, inplace: bool = False) -> Any:
+    """x hardsigmoid(x)."""
+    return _applied(lambda x: x * (_hardtanh(x, -3.0, 3.0) * (1.0 / 6.0) + 0.5), input, inplace)
+
+
+def logsigmoid(input: Any) -> Any:
+    """log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
+    return -ops.logaddexp(0.0, -input)
+
+
+def softsign(input: Any) -> Any:
+    """x / (1 + |x|)."""
+    return input / (1.0 + ops.abs(input))
+
+
+def tanhshrink(input: Any) -> Any:
+    """x - tanh(x)."""
+    return input - ops.tanh(input)
+
+
+def glu(input: Any, dim: int = -1) -> Any:
+    """a sigmoid(b) for the halves a, b of ``input`` along ``dim``."""
+    shape = np.shape(input)
+    if not shape:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    if shape[dim] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % len(shape)} is size {shape[dim]}")
+    a, b = ops.chunk(input, 2, dim)
+    return a * ops.sigmoid(b)
+
+
 def _softmax_dim(name: str, ndim: int) -> int:
     """torch's legacy implicit dim, with torch's warning (a 3-d input normalizes over dim 0, the batch)."""
     warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an "
@@ -96,6 +179,28 @@ def log_softmax(input: Any, dim: int | None = None, dtype: Any = None) -> Any:
     """x - logsumexp(x) along ``dim``."""
     x = input if dtype is None else ops.to_copy(input, np.dtype(dtype))
     return ops.log_softmax(x, _softmax_dim("log_softmax", np.ndim(x)) if dim is None else dim)
+
+
+# ----- distances ---------------------------------------------------------------------------------
+def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Any:
+    """input / max(||input||_p along ``dim``, eps)."""
+    return input / ops.clamp_min(ops.linalg_vector_norm(input, p, dim, True), eps)
+
+
+def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Any:
+    """sum(x1 x2) / (max(||x1||, eps) max(||x2||, eps)) along ``dim`` (the inputs broadcast first). As torch, the
+    clamp changes the norms' values only: their gradient is the unclamped norms'."""
+    shape = np.broadcast_shapes(np.shape(x1), np.shape(x2))
+
+    def unit(x: Any) -> Any:
+        norm = ops.linalg_vector_norm(ops.broadcast_to(x, shape), 2, dim, True)
+        return ops.broadcast_to(x, shape) / (norm + constant(ops.clamp_min(norm, eps) - norm))
+    return ops.sum(unit(x1) * unit(x2), dim)
+
+
+def pairwise_distance(x1: Any, x2: Any, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Any:
+    """||x1 - x2 + eps||_p along the last dim."""
+    return ops.linalg_vector_norm(x1 - x2 + eps, p, -1, keepdim)
 
 
 # ----- dropout -----------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from funcgrad.ops.derivatives.reduction import *  # noqa: F403
 from funcgrad.ops.derivatives.shape import *  # noqa: F403
 from funcgrad.ops.derivatives.views import *  # noqa: F403
 from funcgrad.ops.install import install
+from funcgrad.ops.joins import *  # noqa: F403
 from funcgrad.ops.registry import COMPOSITES, OPS
 from funcgrad.ops.selections import *  # noqa: F403
 from funcgrad.ops.sorting import *  # noqa: F403

@@ -1,10 +1,12 @@
-"""PyTorch's other names for the table's ops (``absolute``, ``arccos``, ``multiply``, ``greater``, ...), and the small
+"""PyTorch's other names for the table's ops (``absolute``, ``arccos``, ``multiply``, ``greater``, ...), the small
 functions torch code calls that are one op with fixed arguments (``clamp_min``, ``divide`` with a rounding mode,
-``addmm``, ``mv``, ``reshape_as``, ``masked_select``, ``nonzero``, ...). Each is a function and a Tensor method, as
-in torch, and differentiable wherever the op it names is.
+``addmm``, ``mv``, ``reshape_as``, ``masked_select``, ``nonzero``, ...), and torch's full signatures of table ops
+(``add``/``sub`` with ``alpha``, ``div`` with ``rounding_mode``, ``var``/``std`` with ``unbiased``, ``norm`` with
+``"nuc"``). Each is a function and a Tensor method, as in torch, and differentiable wherever the op it names is.
 """
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -12,8 +14,9 @@ import numpy as np
 
 import funcgrad.ops as F
 from funcgrad.core.tensor import Tensor
-from funcgrad.ops.derivatives import elementwise, indexing
-from funcgrad.ops.registry import COMPOSITES, composite, tensor_method
+from funcgrad.ops.derivatives import elementwise, indexing, reduction
+from funcgrad.ops.linalg_norms import matrix_norm
+from funcgrad.ops.registry import COMPOSITES, composite, tensor_method, torch_signature
 
 __all__ = ["clamp_min", "clamp_max", "clip", "divide", "subtract", "addmm", "addmv", "addr", "addbmm", "baddbmm", "mv",
            "ger", "reshape_as", "masked_select", "nonzero", "argwhere", "signbit", "isposinf", "isneginf", "isreal",
@@ -70,8 +73,77 @@ def divide(x: Any, y: Any, *, rounding_mode: str | None = None) -> Any:
 
 @composite
 def subtract(x: Any, y: Any, *, alpha: Any = 1) -> Any:
-    """``x - alpha * y``, as torch.subtract."""
-    return F.sub(x, y if alpha == 1 else F.mul(y, alpha))
+    """``x - alpha * y``, as torch.subtract (and ``sub``)."""
+    return F.sub(x, _scaled(x, y, alpha))
+
+
+def _scaled(x: Any, y: Any, alpha: Any) -> Any:
+    """``alpha * y`` (``y`` itself for 1), with torch's checks of ``alpha`` against the inputs' dtype."""
+    if type(alpha) is int and alpha == 1:  # the common call: nothing to check
+        return y
+    kind = np.result_type(_data(x), _data(y)).kind
+    if kind in "iub" and isinstance(alpha, float):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if kind != "c" and isinstance(alpha, complex):
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
+    return y if alpha == 1 else F.mul(y, alpha)
+
+
+# ----- torch's full signatures of table ops (funcgrad.ops.<name> stays the table's op) --------------------------
+@torch_signature("add")
+def add(x: Any, y: Any, *, alpha: Any = 1) -> Any:
+    """``x + alpha * y``, as torch.add.
+
+    Example:
+        >>> import funcgrad as fg
+        >>> fg.add(fg.tensor([1.0, 2.0]), fg.tensor([1.0, 1.0]), alpha=3)
+        tensor([4., 5.])
+    """
+    return F.add(x, _scaled(x, y, alpha))
+
+
+torch_signature("sub")(subtract)
+torch_signature("div")(divide)
+
+
+def _with_unbiased(op: Callable[..., Any]) -> Callable[..., Any]:
+    """``op`` (var or std) also taking torch's older ``unbiased`` flag: ``op(x, unbiased)``, ``op(x, dim, unbiased,
+    keepdim)`` or ``unbiased=`` (``correction=1`` when true, 0 when false)."""
+    def moment(x: Any, *args: Any, unbiased: bool | None = None, **kwargs: Any) -> Any:
+        if args and isinstance(args[0], bool | np.bool_):  # torch's op(input, unbiased): a bool is no dim
+            unbiased, args = bool(args[0]), args[1:]
+        if unbiased is not None:
+            if "correction" in kwargs:
+                raise TypeError(f"{op.__name__}() received an invalid combination of arguments: give correction "
+                                "or unbiased, not both")
+            kwargs["correction"] = int(unbiased)
+        return op(x, *args, **kwargs)
+    moment.__name__ = moment.__qualname__ = op.__name__
+    signature = inspect.signature(op)  # shown by help(): the op's, and unbiased
+    unbiased = inspect.Parameter("unbiased", inspect.Parameter.KEYWORD_ONLY, default=None)
+    moment.__signature__ = signature.replace(parameters=[*signature.parameters.values(), unbiased])  # type: ignore[attr-defined]
+    moment.__doc__ = (f"{op.__doc__ or op.__name__}\n\n``unbiased`` (torch's older flag) is ``correction=1`` when "
+                      "true, 0 when false.")
+    return torch_signature(op.__name__)(moment)
+
+
+var = _with_unbiased(reduction.var)
+std = _with_unbiased(reduction.std)
+
+
+@torch_signature("norm")
+def norm(x: Any, p: Any = "fro", *args: Any, **kwargs: Any) -> Any:
+    """The ``p``-norm of ``x`` over ``dim`` (all dims when None) as a vector, or with ``p="nuc"`` the nuclear norm
+    of a matrix (``dim`` two dims; all of a 2-D ``x`` when None), as torch.norm."""
+    if isinstance(p, str) and p == "nuc":
+        return _nuclear_norm(x, *args, **kwargs)
+    return reduction.norm(x, p, *args, **kwargs)
+
+
+def _nuclear_norm(x: Any, dim: Any = None, keepdim: bool = False) -> Any:
+    """The sum of the singular values over ``dim`` (all dims, which must be two, when None)."""
+    dims: Any = tuple(range(np.ndim(_data(x)))) if dim is None else dim  # torch's error when they are not two
+    return matrix_norm(x, "nuc", dims, keepdim)
 
 
 # ----- products with an added term ---------------------------------------------------------------------------

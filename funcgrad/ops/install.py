@@ -14,7 +14,7 @@ from funcgrad.core.engine import register_gradient_space
 from funcgrad.core.tensor import Tensor
 from funcgrad.ops import kernels, numpy_protocols
 from funcgrad.ops.inplace import inplace, restride
-from funcgrad.ops.registry import COMPOSITES, METHODS
+from funcgrad.ops.registry import COMPOSITES, METHODS, SIGNATURES
 
 __all__ = ["install"]
 
@@ -145,7 +145,7 @@ def install() -> None:
         params = list(inspect.signature(fn).parameters)
         if params and params[0] == "x" and not hasattr(Tensor, name):
             setattr(Tensor, name, fn)
-    for name, fn in METHODS.items():
+    for name, fn in {**METHODS, **SIGNATURES}.items():
         setattr(Tensor, name, fn)
 
     binary = {"add": ops.add, "sub": ops.sub, "mul": ops.mul, "truediv": ops.div, "floordiv": ops.floor_divide,
@@ -175,7 +175,7 @@ def install() -> None:
                  "logical_or", "logical_xor", "logical_not", "absolute", "negative", "multiply", "divide", "subtract",
                  "fix", "copysign", "conj_physical", "floor_divide", "arccos", "arcsin", "arctan", "arctan2",
                  "index_copy", "masked_scatter"):
-        setattr(Tensor, f"{name}_", _in_place(getattr(ops, name)))
+        setattr(Tensor, f"{name}_", _in_place(SIGNATURES.get(name) or getattr(ops, name)))
     for name, (view_op, undo) in _RESTRIDES.items():
         setattr(Tensor, f"{name}_", _restride_method(name, view_op, undo))
     Tensor.fill_ = _in_place(ops.fill)  # type: ignore[attr-defined]

@@ -21,7 +21,7 @@ from funcgrad.ops.calls import as_view_op, make_op, make_sequence_op
 from funcgrad.ops.nodes import node_class
 
 __all__ = ["defop", "nondiff", "composite", "tensor_method", "allow_complex", "NONDIFF", "LINEAR", "ELEMENTWISE",
-           "OPS", "COMPOSITES", "METHODS", "OpSpec"]
+           "OPS", "COMPOSITES", "METHODS", "SIGNATURES", "torch_signature", "OpSpec"]
 
 
 class _Marker:
@@ -44,6 +44,8 @@ COMPOSITES: dict[str, Callable[..., Any]] = {}  # public functions built from op
 # NumPy's spellings of op keywords, accepted beside PyTorch's (``x.sum(axis=0, keepdims=True)``)
 NUMPY_KEYWORDS = {"axis": ("dim", "dims"), "keepdims": ("keepdim",), "ddof": ("correction",)}
 METHODS: dict[str, Callable[..., Any]] = {}     # Tensor methods whose signature differs from the function's
+# torch's full signatures of table ops (add's alpha, div's rounding_mode, ...): the public function and method
+SIGNATURES: dict[str, Callable[..., Any]] = {}
 
 
 class OpSpec:
@@ -227,3 +229,15 @@ def tensor_method(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any
     return register
 
 
+
+
+def torch_signature(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``fn`` as torch's full signature of the table op ``name`` (keywords its entry does not take, such as
+    add's ``alpha``): ``fn`` becomes ``funcgrad.<name>``, ``Tensor.<name>`` and the function of ``Tensor.<name>_``,
+    while ``funcgrad.ops.<name>`` stays the table's op (the one rules call, without the keyword handling)."""
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        if name not in OPS or name in SIGNATURES:
+            raise ValueError(f"torch_signature('{name}'): not a table op, or registered twice")
+        SIGNATURES[name] = fn
+        return fn
+    return register

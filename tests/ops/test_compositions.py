@@ -400,6 +400,19 @@ ALIAS_CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
     "erfinv": (fg.erfinv, (_leaf(4, lo=-0.9, hi=0.9),)),
     "sinc": (fg.sinc, (fg.tensor([-1.3, 0.0, 0.2, 2.6], requires_grad=True),)),
     "where_method": (lambda a, b: a.where(a > 0, b * b), (_leaf(3, 4), _leaf(4))),
+    # torch's full signatures of table ops, and the joins
+    "add_alpha": (lambda a, b: fg.add(a, b, alpha=-2), (_leaf(3), _leaf(2, 3))),
+    "sub_alpha_method": (lambda a, b: a.sub(b, alpha=0.5), (_leaf(2, 3), _leaf(3))),
+    "var_unbiased": (lambda a: fg.var(a, 1, unbiased=False, keepdim=True), (_leaf(2, 3),)),
+    "std_unbiased_only": (lambda a: a.std(False), (_leaf(2, 3),)),
+    "norm_nuc": (lambda a: a.norm("nuc"), (_leaf(3, 2),)),
+    "norm_fro_dims": (lambda a: fg.norm(a, p="fro", dim=(0, 2)), (_leaf(2, 3, 2),)),
+    "hstack": (lambda a, b: fg.hstack([a, b]), (_leaf(2, 3), _leaf(2, 1))),
+    "vstack": (lambda a, b: fg.vstack((a, b)), (_leaf(3), _leaf(2, 3))),
+    "dstack": (lambda a, b: fg.dstack([a, b]), (_leaf(3), _leaf(3))),
+    "column_stack": (lambda a, b, c: fg.column_stack([a, b, c]), (_leaf(2), _leaf(2, 2), _leaf(2))),
+    "meshgrid_xy": (lambda a, b: fg.meshgrid(a, b, indexing="xy"), (_leaf(3), _leaf(2))),
+    "complex_abs": (lambda a, b: fg.complex(a, b).abs(), (_leaf(2, 3), _leaf(3))),
 }
 
 

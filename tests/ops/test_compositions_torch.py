@@ -105,7 +105,62 @@ CALLS: dict[str, tuple[Callable[..., Any], tuple[np.ndarray, ...]]] = {
     "half": (lambda m, a: a.half(), (X,)),
     "where_method": (lambda m, a, b: a.where(a > 0, b), (X, Y)),
     "where_method_number": (lambda m, a: a.where(a < 1, 0.5), (X,)),
+    "add_alpha": (lambda m, a, b: m.add(a, b, alpha=-2), (X, Y)),
+    "add_alpha_method": (lambda m, a, b: a.add(b[0], alpha=0.5), (X, Y)),
+    "sub_alpha": (lambda m, a, b: m.sub(a, b, alpha=3), (X, Y)),
+    "sub_alpha_method": (lambda m, a, b: a.sub(b, alpha=-1.5), (X, Y)),
+    "div_method_floor": (lambda m, a, p: a.div(p, rounding_mode="floor").detach(), (X, P)),  # (torch records it)
+    "div_trunc": (lambda m, a, p: m.div(a, p, rounding_mode="trunc"), (X, P)),
+    "var_unbiased": (lambda m, a: m.var(a, 1, unbiased=False, keepdim=True), (X,)),
+    "var_unbiased_positional": (lambda m, a: a.var(False), (X,)),
+    "std_unbiased": (lambda m, a: a.std(0, True), (X,)),
+    "std_unbiased_keyword": (lambda m, a: m.std(a, dim=(0, 1), unbiased=False), (X,)),
+    "norm_nuc": (lambda m, a: a.norm("nuc"), (X,)),
+    "norm_nuc_dims": (lambda m, a: m.norm(a.reshape(2, 3, 2), "nuc", dim=(0, 2), keepdim=True), (X,)),
+    "norm_fro": (lambda m, a: a.norm(p="fro"), (X,)),
+    "norm_fro_dim": (lambda m, a: a.norm("fro", dim=1), (X,)),
+    "hstack": (lambda m, a, b: m.hstack([a, b[:, :1]]), (X, Y)),
+    "hstack_vectors": (lambda m, a, b: m.hstack((a[0], b[1], a[0, 0])), (X, Y)),
+    "vstack": (lambda m, a, b: m.vstack([a, b[0]]), (X, Y)),
+    "dstack": (lambda m, a, b: m.dstack([a, b]), (X, Y)),
+    "dstack_vectors": (lambda m, a, b: m.dstack([a[0], b[0]]), (X, Y)),
+    "column_stack": (lambda m, a, b: m.column_stack([a, b[:, 0]]), (X, Y)),
+    "column_stack_0d": (lambda m, a, b: m.column_stack([a[0, 0], b[0, 0]]), (X, Y)),
+    "meshgrid_ij": (lambda m, a, b: m.meshgrid(a[0], b[:, 0], indexing="ij"), (X, Y)),
+    "meshgrid_xy_list": (lambda m, a, b: m.meshgrid([a[0], b[:, 0], a[1, :2]], indexing="xy"), (X, Y)),
+    "complex": (lambda m, a, b: m.complex(a, b), (X, Y)),
+    "complex_broadcast": (lambda m, a, b: m.complex(a[:, :1], b[0]), (X, Y)),
 }
+
+
+@pytest.mark.parametrize(("call", "error"), [
+    (lambda m, a: m.add(a.long(), a.long(), alpha=0.5), "For integral input tensors, argument alpha must not be a "),
+    (lambda m, a: m.sub(a, a, alpha=1j), "For non-complex input tensors, argument alpha must not be a complex"),
+    (lambda m, a: a.div(2, rounding_mode="round"), "div expected rounding_mode to be one of None, 'trunc', or"),
+    (lambda m, a: m.ones(2, 2, 2).norm("nuc"), "linalg.matrix_norm: dim must be a 2-tuple"),
+    (lambda m, a: m.hstack([]), "hstack expects a non-empty TensorList"),
+    (lambda m, a: m.vstack([a, a[0, :2]]), "Sizes of tensors must match except in dimension 0"),
+    (lambda m, a: m.meshgrid(a[0], indexing="ji"), 'indexing must be one of "xy" or "ij", but received: ji'),
+    (lambda m, a: m.meshgrid(a, indexing="ij"), "Expected 0D or 1D tensor in the tensor list"),
+    (lambda m, a: m.meshgrid(a[0], a[0].long(), indexing="ij"), "meshgrid expects all tensors to have the same dtype"),
+    (lambda m, a: m.complex(a.long(), a.long()), "Expected both inputs to be Half, Float or Double tensors"),
+    (lambda m, a: m.complex(a.float(), a), "Expected object of scalar type Float but got scalar type Double"),
+])
+def test_errors_are_torchs(call: Callable[..., Any], error: str) -> None:
+    for module in (fg, torch):
+        with pytest.raises(RuntimeError, match=error.replace("(", r"\(").replace("'", ".")):
+            call(module, module.tensor(X))
+
+
+def test_meshgrid_without_indexing_warns_and_takes_ij_as_torch() -> None:
+    for module in (fg, torch):
+        with pytest.warns(UserWarning, match="it will be required to pass the indexing argument"):
+            grids = module.meshgrid(module.arange(3.0), module.arange(2.0))
+        assert [tuple(g.shape) for g in grids] == [(3, 2), (3, 2)]
+    with pytest.raises(TypeError, match="must be tuple of Tensors, not Tensor"):
+        fg.hstack(fg.tensor(X))
+    with pytest.raises(TypeError, match="give correction or unbiased, not both"):
+        fg.var(fg.tensor(X), unbiased=True, correction=0)
 
 
 def _module_inputs(module: Any, arrays: tuple[np.ndarray, ...]) -> list[Any]:

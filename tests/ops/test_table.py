@@ -93,4 +93,5 @@ def test_ops_show_their_forward_signature_and_doc() -> None:
         for p, default in zip(signature.parameters.values(), spec.defaults):
             assert p.default is inspect.Parameter.empty or p.default == default or p.default is default, name
     assert str(inspect.signature(fg.Tensor.sum)) == "(x, dim=None, keepdim=False)"
-    assert "var(x, dim=None, correction=1, keepdim=False)" in pydoc.render_doc(fg.var, renderer=pydoc.plaintext)
+    shown = pydoc.render_doc(fg.var, renderer=pydoc.plaintext)
+    assert "var(x, dim=None, correction=1, keepdim=False, *, unbiased=None)" in shown
