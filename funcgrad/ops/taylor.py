@@ -100,7 +100,7 @@ class TaylorCall:
         of tangents (inputs without a series have none); one series per output of a multi-output op."""
         T = _jvp(self.spec, self.args, self.out, [None if X is None else X[1:] for X in series or self.series])
         if self.spec.multi_output:
-            return tuple(_stacked(out, t) for out, t in zip(self.out, T))
+            return tuple(None if t is None else _stacked(out, t) for out, t in zip(self.out, T))  # (None: indices)
         return _stacked(self.out, T)
 
 
@@ -354,6 +354,8 @@ deflinear("add", "sub", "neg", "clone", "alias", "to_copy", "remainder",
           "split", "unbind", "fill", "copy", "copy_slices", "view_region",
           "real", "imag", "conj_physical", "view_as_real", "view_as_complex",  # linear over the reals (t is real)
           "relu", "maximum", "minimum", "clamp", "amax", "amin", "fmax", "fmin",   # the branch the primal takes
+          "max_pool", "avg_pool", "adaptive_avg_pool",                        # windows fixed by the primal
+          "copysign",                                                         # +-x, the sign fixed by the primal
           "fmod", "frac",                                                     # x - n y, n fixed by the primal
           "sign", "floor", "ceil", "round", "trunc")                          # zero series
 
