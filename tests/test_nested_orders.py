@@ -11,6 +11,8 @@ import pytest
 import funcgrad as fg
 import funcgrad.func as ff
 import funcgrad.nn.functional as FF
+from funcgrad.check import gradcheck, gradgradcheck
+from funcgrad.func import directional_derivative
 
 
 def nested(f: Callable[[Any], Any], x: np.ndarray, orders: int) -> list[np.ndarray]:
@@ -85,3 +87,85 @@ def test_the_conv_hessian_against_torch() -> None:
 
     expected = torch.autograd.functional.hessian(lambda t: f(torch, torch.nn.functional, t), torch.tensor(x)).numpy()
     np.testing.assert_allclose(ff.hessian(lambda t: f(fg, FF, t))(x), expected, rtol=1e-10, atol=1e-12)
+
+
+# ----- logcumsumexp: its VJP and JVP are ops linear in the gradient (tangent), exact where it is 0 ----------------
+# h(x) = sum((logcumsumexp(x) - c)^2) at x = _X, where the residual and so the g reaching logcumsumexp's VJP is 0:
+# the VJP was summed in log space of g, a function of g whose derivative in g is 0 at g = 0, so H came out 0
+_X = np.array([0.3, -1.2, 2.0, 0.9, -0.4])
+_C = np.logaddexp.accumulate(_X)
+_J = np.tril(np.exp(_X[None, :] - _C[:, None]))  # d logcumsumexp(x)_j / d x_i = exp(x_i - out_j), i <= j
+_H = 2 * _J.T @ _J  # h's Hessian at _X: the residual's second derivatives are multiplied by it, 0
+_V = np.array([1.0, -0.5, 0.25, 2.0, -1.0])
+
+
+def _h(x: Any) -> Any:
+    return fg.sum((fg.logcumsumexp(x, 0) - fg.tensor(_C)) ** 2)
+
+
+def test_logcumsumexp_hessian_where_the_residual_is_zero() -> None:
+    """Forward-over-reverse, reverse-over-reverse (jacrev seeds one-hot rows, exact zeros, as one batch of
+    gradients) and is_grads_batched itself give 2 J^T J, as central differences of the gradient do."""
+    x = fg.tensor(_X)
+    step = 1e-6
+    differences = np.stack([(ff.grad(_h)(fg.tensor(_X + step * e)).data - ff.grad(_h)(fg.tensor(_X - step * e)).data)
+                            / (2 * step) for e in np.eye(5)])
+    np.testing.assert_allclose(differences, _H, atol=1e-8)
+    t = fg.tensor(_X, requires_grad=True)
+    (g,) = fg.autograd.grad(_h(t), t, create_graph=True)
+    (rows,) = fg.autograd.grad(g, t, fg.eye(5), is_grads_batched=True)
+    for H in (ff.hessian(_h)(x), ff.jacrev(ff.grad(_h))(x), rows):
+        np.testing.assert_allclose(H.data, _H, rtol=1e-12)
+
+
+def test_logcumsumexp_hvp_forward_over_reverse_and_reverse_over_reverse_agree() -> None:
+    x, v = fg.tensor(_X), fg.tensor(_V)
+    forward = ff.jvp(ff.grad(_h), (x,), (v,))[1]
+    reverse = ff.grad(lambda y: fg.sum(ff.grad(_h)(y) * v))(x)
+    for hvp in (forward, reverse):
+        np.testing.assert_allclose(hvp.data, _H @ _V, rtol=1e-12)
+
+
+def test_logcumsumexp_third_order_gradgradcheck_where_the_residual_is_zero() -> None:
+    """gradcheck and gradgradcheck of a gradient (second and third derivatives) of a matrix scanned along dim 1,
+    the residual 0 in row 0."""
+    x = np.stack([_X, 0.5 * _X[::-1]], 1).T  # (2, 5), scanned along dim 1
+    c = np.logaddexp.accumulate(x, axis=1) + np.array([[0.0], [0.3]])  # row 0: residual 0, row 1: not
+    f = ff.grad(lambda y: fg.sum(fg.sin(fg.logcumsumexp(y, 1) - fg.tensor(c)) ** 2 + fg.logcumsumexp(y * y, 1)))
+    assert gradcheck(f, (fg.tensor(x, requires_grad=True),))
+    assert gradgradcheck(f, (fg.tensor(x, requires_grad=True),))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_logcumsumexp_directional_derivatives_of_jet_and_nested_modes_agree(n: int) -> None:
+    """Taylor mode (logcumsumexp's rule runs its JVP op on the series) against nested reverse mode; order 2 is
+    v^T H v."""
+    taylor = directional_derivative(_h, n)(_X, _V)
+    t = fg.tensor(0.0, requires_grad=True)
+    y = _h(fg.tensor(_X) + t * fg.tensor(_V))
+    for _ in range(n):
+        (y,) = fg.autograd.grad(y, t, create_graph=True)
+    np.testing.assert_allclose(float(taylor), float(y.data), rtol=1e-10)
+    if n == 2:
+        np.testing.assert_allclose(float(taylor), _V @ _H @ _V, rtol=1e-12)
+
+
+@pytest.mark.parametrize("ord", [2, 3, 1.5, 0.5])  # (p = 1, inf: piecewise linear, no graph to order 3)
+def test_vector_norm_is_flat_at_the_zero_vector_at_every_order(ord: float) -> None:
+    """vector_norm's rule masked only the division by a zero norm (x / 1 for p = 2), so nested reverse mode and
+    forward-over-reverse gave it the Hessian I at x = 0, where norm gives 0; now 0 at every order, as norm and
+    torch's mask of the first derivative (torch's own second derivative there is NaN for p = 2, 1.5 and 0.5, 0 for
+    p = 1, 3 and inf). A row away from 0 keeps torch's derivatives."""
+    torch = pytest.importorskip("torch")
+    x = np.array([[0.0, 0.0, 0.0], [0.3, -0.5, 1.2]])
+    got = nested(lambda t: fg.linalg.vector_norm(t, ord, 1), x, 3)
+    t = torch.tensor(x, requires_grad=True)
+    g, expected = torch.linalg.vector_norm(t, ord, 1), []
+    for _ in range(3):
+        (g,) = torch.autograd.grad(g.sum(), t, create_graph=True, allow_unused=True, materialize_grads=True)
+        expected.append(g.detach().numpy(force=True)[1])
+    for k in range(3):
+        np.testing.assert_array_equal(got[k][0], 0.0)
+        np.testing.assert_allclose(got[k][1], expected[k], rtol=1e-12)
+    hessian = ff.hessian(lambda v: fg.linalg.vector_norm(v, ord))(fg.tensor(x[0]))
+    np.testing.assert_array_equal(hessian.data, np.zeros((3, 3)))

@@ -100,7 +100,7 @@ class TaylorCall:
         of tangents (inputs without a series have none); one series per output of a multi-output op."""
         T = _jvp(self.spec, self.args, self.out, [None if X is None else X[1:] for X in series or self.series])
         if self.spec.multi_output:
-            return tuple(_stacked(out, t) for out, t in zip(self.out, T))
+            return tuple(None if t is None else _stacked(out, t) for out, t in zip(self.out, T))  # (None: indices)
         return _stacked(self.out, T)
 
 
@@ -233,6 +233,16 @@ def logcumsumexp(c: TaylorCall) -> Any:
     return S.constant_where(c.out == -np.inf, Y)
 
 
+def logcumsumexp_partials(c: TaylorCall, backward: bool) -> Any:
+    """logcumsumexp_backward's series (B_i = sum_{j >= i} g_j exp(x_i - o_j)), or logcumsumexp_tangent's
+    (A_j = sum_{i <= j} t_i exp(x_i - o_j)): exp(x_i - o_j) = exp(x_i(0) - o_j(0)) e(x)_i e(-o)_j, e(z) = exp(z - z(0)),
+    and the op at the point is linear in its first input, so it maps the product of that input's series and e of
+    the summed index coefficient by coefficient; the result is then multiplied by e of the kept index."""
+    G, X, O = (c.operand(i) for i in range(3))
+    kept, summed = (S.exp_change(X), S.exp_change(-O)) if backward else (S.exp_change(-O), S.exp_change(X))
+    return S.product(kept, c.spec.kernel(S.product(G, summed), c.arg("x"), c.arg("output"), c.arg("dim")))
+
+
 def variance(c: TaylorCall) -> Any:
     """var = sum |x - mean(x)|^2 / (N - correction) over dim (inf for N <= correction, as the value)."""
     X, axes = c.x, c.axes
@@ -344,6 +354,8 @@ deflinear("add", "sub", "neg", "clone", "alias", "to_copy", "remainder",
           "split", "unbind", "fill", "copy", "copy_slices", "view_region",
           "real", "imag", "conj_physical", "view_as_real", "view_as_complex",  # linear over the reals (t is real)
           "relu", "maximum", "minimum", "clamp", "amax", "amin", "fmax", "fmin",   # the branch the primal takes
+          "max_pool", "avg_pool", "adaptive_avg_pool",                        # windows fixed by the primal
+          "copysign",                                                         # +-x, the sign fixed by the primal
           "fmod", "frac",                                                     # x - n y, n fixed by the primal
           "sign", "floor", "ceil", "round", "trunc")                          # zero series
 
@@ -409,5 +421,7 @@ deftaylor("prod",         prod)
 deftaylor("cumprod",      cumprod)
 deftaylor("logsumexp",    logsumexp)
 deftaylor("logcumsumexp", logcumsumexp)
+deftaylor("logcumsumexp_backward", lambda c: logcumsumexp_partials(c, backward=True))
+deftaylor("logcumsumexp_tangent",  lambda c: logcumsumexp_partials(c, backward=False))
 deftaylor("softmax",      lambda c: S.exp(centered(c, c.out), c.out))
 deftaylor("log_softmax",  lambda c: _result(centered(c, np.exp(c.out)), c.out))

@@ -5,6 +5,7 @@ from tests.ops.sampling import A, C, P, S, away_from  # noqa: F401
 
 _DISTINCT = np.array([[0.3, -1.2, 2.0, 0.9], [1.5, 0.1, -0.4, -2.2], [-0.7, 1.1, 0.6, 1.9]])  # no ties
 _WITH_ZEROS = np.array([[0.0, 1.5, -0.8], [1.2, 0.0, 0.0], [0.7, -1.3, 0.9]])
+_LCSE_0, _LCSE_1 = (np.logaddexp.accumulate(_DISTINCT, axis=d) for d in (0, 1))  # logcumsumexp(_DISTINCT, d)
 
 SAMPLES: dict[str, list[S]] = {
     # ----- sums and moments -------------------------------------------------------------------------
@@ -27,6 +28,11 @@ SAMPLES: dict[str, list[S]] = {
                   S(np.array([800.0, 801.0, 799.0]), 0)],
     "cumsum": [S(A(3, 4), 1), S(A(2, 3, 4), -3), S(A(), 0)],
     "logcumsumexp": [S(_DISTINCT, 1), S(_DISTINCT * 300, 0), S(np.array(0.7), 0)],
+    # (grad_output or tangent, x, output, dim): with zeros, batch dims in front, a 0-d x
+    "logcumsumexp_backward": [S(_WITH_ZEROS, _DISTINCT[:, :3], _LCSE_1[:, :3], 1), S(A(2, 3, 4), _DISTINCT, _LCSE_0, 0),
+                              S(A(3), np.array(0.7), np.array(0.7), 0)],
+    "logcumsumexp_tangent": [S(_WITH_ZEROS, _DISTINCT[:, :3], _LCSE_1[:, :3], 1), S(A(2, 3, 4), _DISTINCT, _LCSE_0, 0),
+                             S(A(3), np.array(0.7), np.array(0.7), 0)],
     "cumprod": [S(A(3, 4), 1), S(A(2, 3, 4), -2), S(A(), 0), S(_WITH_ZEROS, 0), S(_WITH_ZEROS, 1)],
     "norm": [S(A(3, 4)), S(A(3, 4), 3, 1), S(A(3, 4), 1.5, (0, 1), keepdim=True), S(A(3, 4), 0.5, -1),
              S(A(3, 4), "fro", 0), S(A(3, 4), 1, 1), S(_DISTINCT, np.inf, 1), S(_DISTINCT, -np.inf)],

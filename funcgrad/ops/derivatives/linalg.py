@@ -404,7 +404,8 @@ def vector_norm_grad(g, x, out, ord, dim, keepdim):  # noqa: A002
         return g * F.sgn(x) * hit / R.unreduce(F.sum(hit, dim, True), shape, dim, True)
     nonzero = F.ne(x, 0)
     scaled = x if ord == 2 else F.where(nonzero, F.sgn(x) * F.abs(F.where(nonzero, x, 1.0)) ** (ord - 1), 0.0)
-    return g * scaled / F.where(F.eq(norm, 0), 1.0, norm) ** (ord - 1)
+    zero = F.eq(norm, 0)  # g masked, not only the division: x / 1 there would have the derivative 1 in x
+    return scaled * F.where(zero, 0.0, g / F.where(zero, 1.0, norm) ** (ord - 1))
 
 
 # ----- forward-mode rules (tangents may carry leading batch dims) ------------------------------

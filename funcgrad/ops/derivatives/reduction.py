@@ -128,6 +128,28 @@ def _logcumsumexp(x, dim):
     return np.logaddexp.accumulate(np.atleast_1d(x), axis=dim).reshape(np.shape(x))
 
 
+def _logcumsumexp_backward(grad_output, x, output, dim):
+    """logcumsumexp's VJP from its output: B_i = sum_{j >= i} grad_output_j exp(x_i - output_j) along ``dim``
+    (``grad_output`` may carry leading batch dims). Summed in log space for each sign of grad_output (torch's way:
+    no overflow): exp(x_i + rlcse_i(log g+ - output)) - (the same for g-), rlcse the logcumsumexp from the end."""
+    d = _scan_dim(dim, x)
+    if d is None:
+        return grad_output * np.exp(x - output)  # (a 0-d x: one term)
+    pos, neg = (np.exp(x + np.flip(np.logaddexp.accumulate(np.flip(part - output, d), axis=d), d))
+                for part in _signed_logs(grad_output))
+    return pos - neg
+
+
+def _logcumsumexp_tangent(tangent, x, output, dim):
+    """logcumsumexp's JVP from its output: A_j = sum_{i <= j} exp(x_i - output_j) tangent_i along ``dim``
+    (``tangent`` may carry leading batch dims), in log space for each sign of the tangent (as the VJP)."""
+    d = _scan_dim(dim, x)
+    if d is None:
+        return tangent * np.exp(x - output)
+    pos, neg = (np.exp(np.logaddexp.accumulate(part + x, axis=d) - output) for part in _signed_logs(tangent))
+    return pos - neg
+
+
 def _norm(x, p=2, dim=None, keepdim=False):
     """The vector p-norm over ``dim`` (all dims when None); ``p`` > 0, inf, -inf or 'fro' (= 2)."""
     p, axes = _norm_order(p), _dims(dim, np.ndim(x))
@@ -161,6 +183,19 @@ def _shift(x, axes):
     if np.size(x) == 0:
         return np.full(np.shape(np.sum(x, axis=axes, keepdims=True)), -np.inf, np.result_type(x, np.float16))  # exp's dtype
     return np.maximum.reduce(x, axis=axes, keepdims=True)  # (amax without its wrapper)
+
+
+def _scan_dim(dim, x):
+    """A scan's ``dim`` counted from the end (valid with leading batch dims), None for a 0-d ``x``."""
+    dims = _dims_from_end(dim, np.ndim(x))
+    return dims[0] if dims else None
+
+
+def _signed_logs(t):
+    """(log t where t > 0, log -t where t < 0), -inf elsewhere: t = exp(pos) - exp(neg)."""
+    with np.errstate(divide="ignore"):
+        log_abs = np.log(np.abs(t))
+    return np.where(t > 0, log_abs, -np.inf), np.where(t < 0, log_abs, -np.inf)
 
 
 def _norm_order(p):
@@ -217,35 +252,6 @@ def _log_softmax_grad(g, out, axes):
 def _logsumexp_grad(g, x, out, dim, keepdim):
     """d logsumexp(x) / dx_i = exp(x_i - logsumexp(x))."""
     return R.unreduce(g, x.shape, dim, keepdim) * F.exp(x - R.unreduce(out, x.shape, dim, keepdim))
-
-
-def _signed_logs(t):
-    """(log t where t > 0, log -t where t < 0), a huge negative number elsewhere: t = exp(pos) - exp(neg) exactly,
-    and no log is taken of a 0 (whose derivative would be NaN in the next order). The filler is -sqrt(max float),
-    not the lowest float, so that sums of a few of them (in higher orders) do not overflow."""
-    lowest = -math.sqrt(np.finfo(t.dtype).max)
-    log_abs = F.log(F.where(t != 0, F.abs(t), 1.0))
-    return F.where(t > 0, log_abs, lowest), F.where(t < 0, log_abs, lowest)
-
-
-def _logcumsumexp_grad(g, x, out, dim):
-    """d out_j / dx_i = exp(x_i - out_j) for i <= j, so grad_i = sum_{j >= i} g_j exp(x_i - out_j), summed in
-    log space for each sign of g (torch's way: no overflow): exp(x_i + rlcse_i(log g+ - out)) - (same for g-),
-    with rlcse the logcumsumexp taken from the end."""
-    dims = _dims_from_end(dim, np.ndim(x))
-    if not dims:
-        return g
-    suffix = [F.flip(F.logcumsumexp(F.flip(part - out, dims), dims[0]), dims) for part in _signed_logs(g)]
-    return F.exp(x + suffix[0]) - F.exp(x + suffix[1])
-
-
-def _logcumsumexp_jvp(x_t, x, out, dim):
-    """d out_j = sum_{i <= j} exp(x_i - out_j) dx_i, in log space for each sign of dx (as the VJP)."""
-    dims = _dims_from_end(dim, np.ndim(x))
-    if not dims:
-        return x_t
-    pos, neg = (F.exp(F.logcumsumexp(part + x, dims[0]) - out) for part in _signed_logs(x_t))
-    return pos - neg
 
 
 def _others_product(x, dim):
@@ -348,6 +354,20 @@ def _norm_jvp(x_t, x, out, p, dim, keepdim):
     return R.real_reduce_jvp(x_t, _norm_grad(R.ones(out), x, out, p, dim, keepdim), dim, keepdim)
 
 
+def _logcumsumexp_backward_jvp(grad_output_t, x_t, output_t, grad_output, x, output, dim, out):
+    """dB = B(dg - g do) + dx B, for B = logcumsumexp_backward(g, x, output); tangents' batch dims in front."""
+    n = np.ndim(out)
+    dg = grad_output_t - grad_output * R.align(output_t, output, n)
+    return F.logcumsumexp_backward(dg, x, output, dim) + R.align(x_t, x, n) * out
+
+
+def _logcumsumexp_tangent_jvp(tangent_t, x_t, output_t, tangent, x, output, dim, out):
+    """dA = A(dt + t dx) - do A, for A = logcumsumexp_tangent(t, x, output); tangents' batch dims in front."""
+    n = np.ndim(out)
+    dt = tangent_t + tangent * R.align(x_t, x, n)
+    return F.logcumsumexp_tangent(dt, x, output, dim) - R.align(output_t, output, n) * out
+
+
 def _cumsum_jvp(x_t, x, dim):
     """cumsum is linear: the running sum of the tangent along the same dim (counted from the end)."""
     dims = _dims_from_end(dim, np.ndim(x))
@@ -389,7 +409,22 @@ logsumexp   = defop("logsumexp",   _logsumexp,   x=_logsumexp_grad, jvp=_logsume
 cumsum      = defop("cumsum",      _cumsum,
                     x=lambda g, x_shape, dim: _reverse_cumsum(g, _dims_from_end(dim, len(x_shape))), jvp=_cumsum_jvp)
 cumprod     = defop("cumprod",     _cumprod,     x=_cumprod_grad, jvp=_cumprod_jvp)
-logcumsumexp = defop("logcumsumexp", _logcumsumexp, x=_logcumsumexp_grad, jvp=_logcumsumexp_jvp)
+logcumsumexp = defop("logcumsumexp", _logcumsumexp,
+                     x=lambda g, x, out, dim: F.logcumsumexp_backward(g, x, out, dim),
+                     jvp=lambda x_t, x, out, dim: F.logcumsumexp_tangent(x_t, x, out, dim))
+# its VJP B and JVP A as two ops, each linear in its gradient (tangent): their rules are each other's, so
+# derivatives of every order stay linear in the gradients (exact where they are 0, unlike B's log-space kernel)
+logcumsumexp_backward = defop("logcumsumexp_backward", _logcumsumexp_backward,
+                              grad_output=lambda g, x, output, dim: F.logcumsumexp_tangent(g, x, output, dim),
+                              x=lambda g, out: g * out,
+                              output=lambda g, grad_output, x, output, dim:
+                                  -grad_output * F.logcumsumexp_tangent(g, x, output, dim),
+                              jvp=_logcumsumexp_backward_jvp)
+logcumsumexp_tangent = defop("logcumsumexp_tangent", _logcumsumexp_tangent,
+                             tangent=lambda g, x, output, dim: F.logcumsumexp_backward(g, x, output, dim),
+                             x=lambda g, tangent, x, output, dim: tangent * F.logcumsumexp_backward(g, x, output, dim),
+                             output=lambda g, out: -g * out,
+                             jvp=_logcumsumexp_tangent_jvp)
 norm        = defop("norm",        _norm,        x=_norm_grad, jvp=_norm_jvp)  # 0 where the norm is 0, as torch
 softmax     = defop("softmax",     _softmax,
                     x=lambda g, out, dim: _softmax_grad(g, out, _dims_from_end(dim, out.ndim)),
