@@ -19,7 +19,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-__all__ = ["Layer", "DISPATCH", "push", "pop", "suspended", "hide", "restore"]
+__all__ = ["Layer", "DISPATCH", "CONVERTED", "push", "pop", "suspended", "hide", "restore"]
+
+CONVERTED = "read as a plain NumPy array or Python number (np.asarray, .numpy(), float(), .item(), .tolist())"
 
 
 class Layer:
@@ -40,10 +42,10 @@ class Layer:
     def inplace(self, tensor: Any, op: str, args: tuple[Any, ...] = ()) -> None:
         """Told that ``op`` (e.g. ``"mul"`` for ``mul_``) is about to change ``tensor`` in place, with ``args``."""
 
-    def converted(self, tensor: Any) -> None:
-        """Told that ``tensor`` is about to be read as a plain NumPy array or Python number (``np.asarray(t)``,
-        ``t.numpy()``, ``t.item()``, ``float(t)``, ``t.tolist()``): what the layer attaches to it would be lost; it
-        may raise."""
+    def converted(self, tensor: Any, how: str = CONVERTED) -> None:
+        """Told that ``tensor`` is about to become a constant, ``how`` (by default read as a plain NumPy array or
+        Python number: ``np.asarray(t)``, ``t.numpy()``, ``t.item()``, ``float(t)``, ``t.tolist()``): what the layer
+        attaches to it would be lost; it may raise."""
 
 
 class _ThreadLayers(threading.local):
@@ -128,10 +130,10 @@ class _Dispatch:
         for layer in self._local.layers:
             layer.inplace(tensor, op, args)
 
-    def note_converted(self, tensor: Any) -> None:
-        """Tell this thread's layers that ``tensor`` is about to be read as a plain NumPy array."""
+    def note_converted(self, tensor: Any, how: str = CONVERTED) -> None:
+        """Tell this thread's layers that ``tensor`` is about to become a constant, ``how`` (``Layer.converted``)."""
         for layer in self._local.layers:
-            layer.converted(tensor)
+            layer.converted(tensor, how)
 
     def run_node(self, node: Any, grads: list[Any], as_tensors: bool) -> Any:
         """Run ``node.apply`` through this thread's layers (those that override ``Layer.node``: the others would

@@ -20,6 +20,7 @@ from funcgrad.core.backward import grad
 from funcgrad.core.grad_mode import enable_grad, is_grad_enabled, no_grad
 from funcgrad.core.tangents import has_tangent
 from funcgrad.core.tensor import Tensor
+from funcgrad.functional._passes import as_transform
 from funcgrad.functional._pytree import tree_flatten, tree_unflatten
 from funcgrad.ops import taylor
 from funcgrad.ops.registry import ELEMENTWISE, NONDIFF, OpSpec
@@ -44,11 +45,13 @@ class _JetLayer(dispatch.Layer):
         self.order = order
         self.check = check  # follows which values are computed from the input element by element
         self.series: dict[int, tuple[Tensor, Any, int | None]] = {}  # id -> (the Tensor, kept alive; series; degree)
+        self.arrays: set[int] = set()  # the ids of the tracked Tensors' arrays
 
     def track(self, tensor: Tensor, series: Any, degree: int | None = None) -> None:
         """Give ``tensor`` the stacked normalized coefficients ``series`` (``series[0]`` is its value), of which
         those above ``degree`` are known to be zero (None: not known)."""
         self.series[id(tensor)] = (tensor, series, degree)
+        self.arrays.add(id(tensor.data))  # (kept alive with the Tensor: a node may save the array itself)
 
     def entry(self, value: Any) -> tuple[Any, int | None]:
         """The series of ``value`` and its degree; (None, 0) for a constant."""
@@ -104,13 +107,22 @@ class _JetLayer(dispatch.Layer):
                                "fg.where or fg.cat instead of y[i] = ...), or use nested reverse mode (autograd.grad "
                                "with create_graph=True)")
 
-    def converted(self, tensor: Any) -> None:
-        # an array of it would be a constant along the curve
+    def node(self, node: Any, proceed: Callable[[list[Any], bool], Any], grads: list[Any], as_tensors: bool) -> Any:
+        # a backward pass runs on arrays: a saved value with a series would be a constant of its rules
+        saved = node._saved
+        if isinstance(saved, tuple) and any(self.entry(v)[0] is not None or id(v) in self.arrays for v in saved):
+            raise NoTaylorRule(f"jet: a backward pass (autograd.grad, funcgrad.func's grad, jacrev, vjp...) runs "
+                               f"{node.name()} on a value with a Taylor series: Taylor mode does not follow backward "
+                               "passes; use nested reverse mode (nth_derivative and directional_derivative fall back "
+                               "to it)")
+        return proceed(grads, as_tensors)
+
+    def converted(self, tensor: Any, how: str = dispatch.CONVERTED) -> None:
+        # it would be a constant along the curve
         if self.entry(tensor)[0] is not None:
-            raise NoTaylorRule("jet: a value with a Taylor series is read as a plain NumPy array or Python number "
-                               "(np.asarray, .numpy(), float(), .item(), .tolist()), which would make it a constant "
-                               "along the curve; keep it a Tensor (NumPy's functions take Tensors), or use nested "
-                               "reverse mode")
+            raise NoTaylorRule(f"jet: a value with a Taylor series is {how}, which would make it a constant along "
+                               "the curve; keep it a Tensor (NumPy's functions take Tensors), or use nested reverse "
+                               "mode (nth_derivative and directional_derivative fall back to it)")
 
 
 def _aliases(tensor: Tensor) -> list[Tensor]:
@@ -456,7 +468,8 @@ def _nested_elementwise(f: Callable[[Any], Any], x: Tensor, v: Tensor, n: int,
     with enable_grad():
         if not keep:
             x.requires_grad_()
-        out = y = f(x)
+        with as_transform():  # (a transform f calls keeps what depends on x through its closure attached)
+            out = y = f(x)
         depends = isinstance(y, Tensor) and y.requires_grad
         for i in range(n):
             if not isinstance(y, Tensor) or not y.requires_grad:
@@ -476,7 +489,8 @@ def _nested_directional(f: Callable[[Any], Any], x: Tensor, v: Tensor, n: int,
     f's result; every pass keeps its graph, so a result from an x requiring grad (``keep``) stays differentiable."""
     t = Tensor(np.zeros(()), requires_grad=True)
     with enable_grad():
-        leaves, spec = tree_flatten(f(x + t * v))
+        with as_transform():  # (as in _nested_elementwise)
+            leaves, spec = tree_flatten(f(x + t * v))
         return (leaves, [isinstance(y, Tensor) and y.requires_grad for y in leaves],
                 tree_unflatten(spec, [_nested_along_t(y, t, n) for y in leaves]))
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad.core.dispatch import DISPATCH
 from funcgrad.core.tensor import Tensor
 from funcgrad.functional._pytree import TreeSpec, tree_flatten, tree_map, tree_unflatten
 
@@ -90,6 +91,9 @@ class Call:
         if not isinstance(t, Tensor):
             return t
         if not keep_graph:
+            if DISPATCH.active:  # a layer (jet) may carry a series for it, which the constant would drop
+                DISPATCH.note_converted(t, "returned as a constant by an inner transform (funcgrad.func's jvp, "
+                                           "jacfwd, grad...: Taylor mode does not run through them)")
             return t.data if self.numpy_out else t.detach()
         return t
 

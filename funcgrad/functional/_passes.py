@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.autograd import forward_ad
+from funcgrad.core.dispatch import DISPATCH
 from funcgrad.core.grad_mode import enable_grad
 from funcgrad.core.graph import AccumulateGrad, next_sequence_nr
 from funcgrad.core.tangents import current, tangent_of, tangents_of
@@ -21,7 +22,8 @@ from funcgrad.functional._argnums import Call
 from funcgrad.functional._core import grad_or_none, zeros_for
 from funcgrad.ops import alias
 
-__all__ = ["Traced", "reverse_pass", "pull", "push_pass", "inside_transform", "tracked", "depends_beyond"]
+__all__ = ["Traced", "reverse_pass", "pull", "push_pass", "inside_transform", "as_transform", "tracked",
+           "depends_beyond"]
 
 
 class Traced:
@@ -68,12 +70,22 @@ class _Transforming:
 _TRANSFORMING = _Transforming()  # (a class, not a generator context: a microsecond less per transform call)
 
 
+def as_transform() -> _Transforming:
+    """A context in which this thread runs a function as a transform's (``inside_transform``): a transform called
+    within keeps its results attached where they depend on what the function closes over (the nested reverse mode
+    of ``nth_derivative`` differentiates through them)."""
+    return _TRANSFORMING
+
+
 def tracked(x: Tensor) -> Tensor:
     """A new Tensor object for ``x`` that requires grad, keeping ``x``'s history and tangent. With neither, a
     detached leaf: an alias would be a view of ``x``, which does not require grad, so writing into a view of it
     would change ``x`` behind the leaf's back (its history not rewritten: a wrong derivative) instead of raising
     torch's error for a view of a leaf."""
     if not x.requires_grad and not tangents_of(x):
+        if DISPATCH.active:  # a layer (jet) may carry a series for it, which the leaf would drop
+            DISPATCH.note_converted(x, "made the constant leaf of an inner transform (funcgrad.func's grad, jacrev, "
+                                       "vjp...: Taylor mode does not run through their backward passes)")
         return x.detach().requires_grad_()
     y = alias(x)
     return y if y.requires_grad else y.requires_grad_()
@@ -133,12 +145,12 @@ def reverse_pass(call: Call) -> tuple[list[Tensor], list[Tensor], Traced]:
     Tensors under forward mode), so forward-over-reverse records the function once, not its backward pass too.
     """
     keep = Traced([x for x, made in zip(call.inputs, call.made) if not made])  # (only a caller's Tensor is traced)
-    doubt = not (keep.graph and keep.tangents) and _may_be_traced(call)
     with enable_grad(), _TRANSFORMING:  # (a Tensor the call made from an array is its own: no alias needed)
         xs = [x.requires_grad_() if made else tracked(x) for x, made in zip(call.inputs, call.made)]
         since = next_sequence_nr()
         outs = call(xs)
-    if doubt:  # outputs that depend on a traced value the inputs do not carry
+    if not (keep.graph and keep.tangents) and _may_be_traced(call):  # outputs that depend on a traced value the
+        # inputs do not carry
         keep.tangents = keep.tangents or any(tangents_of(out) for out in outs)
         keep.graph = keep.graph or _reaches_beyond(outs, xs, since)
     return xs, outs, keep
@@ -177,6 +189,12 @@ def push_pass(call: Call, tangents: Sequence[Any],
                                            for out in outs)
         if not keep:  # nothing traced: the outputs leave detached (or as arrays), so no primal views are needed
             level = current()
+            if DISPATCH.active:  # a layer (jet) may carry a series for them, which constants would drop
+                for out in outs:
+                    for value in (out, tangent_of(out, level)):
+                        DISPATCH.note_converted(value, "returned as a constant by an inner transform (funcgrad.func's"
+                                                       " jvp, jacfwd, hessian...: Taylor mode does not run through "
+                                                       "them)")
             pairs = [forward_ad.UnpackedDualTensor(out, tangent_of(out, level) if structured
                                                    else forward_ad.unpack_tangent(out)) for out in outs]
         else:

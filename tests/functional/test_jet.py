@@ -564,3 +564,33 @@ def test_a_fractional_power_at_zero_has_its_zero_coefficients_below_the_exponent
             np.testing.assert_allclose(nth_derivative(lambda t, r=r: t ** r, n)(x), [0.0, falling])
     np.testing.assert_array_equal(nth_derivative(lambda t: t ** np.array([2.5, 1.5]), 1)(np.zeros(2)), [0.0, 0.0])
     assert np.isnan(nth_derivative(lambda t: t ** 2.5, 3)(x)[0])
+
+
+_W = np.array([1.0, 2.0])
+_INNER_TRANSFORMS = {  # a function of x calling a transform: of x, or of a value closing over x
+    "grad": lambda x: fg.sum(ff.grad(lambda y: fg.sum(fg.tanh(y) ** 3))(x) * _W),
+    "jvp": lambda x: fg.sum(ff.jvp(lambda y: fg.tanh(y) ** 3, (x,), (np.ones(2),))[1] * _W),
+    "jacfwd": lambda x: fg.sum(ff.jacfwd(lambda y: fg.tanh(y) ** 3)(x) * _W),
+    "jacrev": lambda x: fg.sum(ff.jacrev(lambda y: fg.tanh(y) ** 3)(x) * _W),
+    "hessian": lambda x: fg.sum(ff.hessian(lambda y: fg.sum(fg.tanh(y) ** 3))(x)),
+    "grad closing over x": lambda a: fg.sum(ff.grad(lambda y: fg.sum(fg.sin(y * a)))(np.array([0.2, 0.7])) * _W),
+    "grad closing over exp(x)": lambda a: fg.sum(ff.grad(lambda y: fg.sum(fg.exp(y + a)))(np.array([0.2, 0.7])) * _W),
+}
+
+
+@pytest.mark.parametrize("name", list(_INNER_TRANSFORMS))
+def test_a_transform_inside_jet_is_refused_and_the_derivatives_go_nested(name: str) -> None:
+    # jet gave all-zero terms (an inner transform's leaves, backward pass and results were constants along the curve)
+    f, x, v = _INNER_TRANSFORMS[name], np.array([0.3, -0.5]), np.ones(2)
+    with pytest.raises(NoTaylorRule, match="Taylor"):
+        jet(f, (x,), ((v, np.zeros(2)),))
+    nested = ff.jvp(lambda t: ff.jvp(f, (t,), (v,))[1], (x,), (v,))[1]
+    np.testing.assert_allclose(directional_derivative(f, 2)(x, v), nested, rtol=1e-12)
+
+
+def test_nth_derivative_of_a_transform_closing_over_x() -> None:
+    f = lambda a: ff.grad(lambda y: fg.sin(y * a))(0.2)  # a cos(0.2 a)
+    expected = ff.grad(ff.grad(f))(0.3)
+    np.testing.assert_allclose(nth_derivative(f, 2)(0.3), expected, rtol=1e-12)
+    a = 0.3
+    np.testing.assert_allclose(expected, -2 * 0.2 * np.sin(0.2 * a) - a * 0.04 * np.cos(0.2 * a), rtol=1e-12)
