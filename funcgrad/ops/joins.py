@@ -14,22 +14,11 @@ import numpy as np
 import funcgrad.ops as F
 from funcgrad.core.tensor import Tensor
 from funcgrad.ops import numpy_functions
+from funcgrad.ops.compositions import _data, _dtype, _ndim
 from funcgrad.ops.kernels import torch_dtype_name
 from funcgrad.ops.registry import composite
 
 __all__ = ["hstack", "vstack", "dstack", "column_stack", "meshgrid", "complex"]
-
-
-def _data(a: Any) -> Any:
-    return a.data if isinstance(a, Tensor) else a
-
-
-def _dtype(a: Any) -> np.dtype:
-    return np.result_type(_data(a))
-
-
-def _ndim(a: Any) -> int:
-    return int(np.ndim(_data(a)))
 
 
 # ----- joining and grids ----------------------------------------------------------------------------------

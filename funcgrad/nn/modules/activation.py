@@ -157,19 +157,12 @@ class Hardtanh(Module):
         return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
 
 
-class CELU(Module):
-    """x for x > 0, alpha (exp(x / alpha) - 1) otherwise."""
-
-    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
-        super().__init__()
-        self.alpha, self.inplace = alpha, inplace
+class CELU(ELU):
+    """x for x > 0, alpha (exp(x / alpha) - 1) otherwise (ELU's options and repr)."""
 
     def forward(self, input: Any) -> Any:
         """celu(input)."""
         return F.celu(input, self.alpha, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
 
 
 class _InPlaceActivation(Module):
