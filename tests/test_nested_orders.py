@@ -150,6 +150,18 @@ def test_logcumsumexp_directional_derivatives_of_jet_and_nested_modes_agree(n: i
         np.testing.assert_allclose(float(taylor), _V @ _H @ _V, rtol=1e-12)
 
 
+def test_logcumsumexp_tangent_is_zero_where_the_output_is_minus_infinity() -> None:
+    """A leading run of -inf stays -inf when moved: its tangent is 0, as torch's forward AD and the Taylor rule give
+    (the JVP op gave NaN there, exp(-inf - -inf)); a batch of tangents (jacfwd) too. Later entries keep theirs."""
+    torch = pytest.importorskip("torch")
+    x, t = np.array([-np.inf, -np.inf, 0.5, 1.0]), np.array([1.0, 2.0, 3.0, -4.0])
+    expected = torch.func.jvp(lambda y: torch.logcumsumexp(y, 0), (torch.tensor(x),), (torch.tensor(t),))[1]
+    forward = ff.jvp(lambda y: fg.logcumsumexp(y, 0), (fg.tensor(x),), (fg.tensor(t),))[1]
+    taylor = directional_derivative(lambda y: fg.logcumsumexp(y, 0), 1)(x, t)
+    for tangent in (forward.data, taylor, ff.jacfwd(lambda y: fg.logcumsumexp(y, 0))(fg.tensor(x)).data @ t):
+        np.testing.assert_allclose(tangent, expected.numpy(), rtol=1e-12)
+
+
 @pytest.mark.parametrize("ord", [2, 3, 1.5, 0.5])  # (p = 1, inf: piecewise linear, no graph to order 3)
 def test_vector_norm_is_flat_at_the_zero_vector_at_every_order(ord: float) -> None:
     """vector_norm's rule masked only the division by a zero norm (x / 1 for p = 2), so nested reverse mode and

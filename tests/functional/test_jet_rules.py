@@ -233,6 +233,16 @@ def test_sinc_at_zero_by_its_own_series() -> None:
     check(fg.sinc, [np.array([0.0, 0.5, -1.0])], np.random.default_rng(2))
 
 
+def test_sinc_near_zero_by_its_own_series() -> None:
+    """Near 0 the quotient's series cancelled: its third derivative at 1e-5 was -0.055 where it is pi^4 x / 5
+    ~ 1.9e-4. The leading terms of sinc's series give the derivatives there (the next term is 1e-10 smaller)."""
+    x = np.array([1e-5, -1e-5])
+    got = [nth_derivative(fg.sinc, n)(x) for n in range(1, 5)]
+    for g, expected in zip(got, [-math.pi ** 2 * x / 3, -math.pi ** 2 / 3, math.pi ** 4 * x / 5, math.pi ** 4 / 5]):
+        np.testing.assert_allclose(g, expected, rtol=1e-8)
+    check(fg.sinc, [np.array([-0.3, 0.49, 0.51])], np.random.default_rng(4))  # series and quotient on a curve
+
+
 def test_products_at_zeros() -> None:
     """prod and cumprod multiply series (no division by x), so zeros in x are right."""
     rng = np.random.default_rng(3)

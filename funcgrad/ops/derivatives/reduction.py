@@ -142,12 +142,16 @@ def _logcumsumexp_backward(grad_output, x, output, dim):
 
 def _logcumsumexp_tangent(tangent, x, output, dim):
     """logcumsumexp's JVP from its output: A_j = sum_{i <= j} exp(x_i - output_j) tangent_i along ``dim``
-    (``tangent`` may carry leading batch dims), in log space for each sign of the tangent (as the VJP)."""
+    (``tangent`` may carry leading batch dims), in log space for each sign of the tangent (as the VJP). 0 where
+    the output is -inf, as torch's forward AD and the Taylor rule: inputs all -inf up to there stay -inf when moved."""
     d = _scan_dim(dim, x)
-    if d is None:
-        return tangent * np.exp(x - output)
-    pos, neg = (np.exp(np.logaddexp.accumulate(part + x, axis=d) - output) for part in _signed_logs(tangent))
-    return pos - neg
+    with np.errstate(invalid="ignore"):  # exp(-inf - -inf) is NaN where the output is -inf, replaced below
+        if d is None:
+            tangent_out = tangent * np.exp(x - output)
+        else:
+            pos, neg = (np.exp(np.logaddexp.accumulate(part + x, axis=d) - output) for part in _signed_logs(tangent))
+            tangent_out = pos - neg
+    return np.where(output == -np.inf, 0.0, tangent_out)
 
 
 def _norm(x, p=2, dim=None, keepdim=False):
