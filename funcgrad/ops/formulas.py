@@ -505,11 +505,21 @@ def batched(tangents: list[Any], primals: list[Any]) -> list[Any]:
             for t, p in zip(tangents, primals)]
 
 
+# sinc'(x) = x sum_k a_k x^(2k - 2), a_k = (-1)^k 2k pi^(2k) / (2k + 1)!: 12 terms are exact to rounding for |x| < 1/2
+_SINC_SLOPE = [(-1) ** k * 2 * k * math.pi ** (2 * k) / math.factorial(2 * k + 1) for k in range(1, 13)]
+
+
 def sinc_grad(g: Any, x: Any) -> Any:
-    """d sinc(x) / dx = (cos(pi x) - sinc(x)) / x, and at x = 0 its Taylor polynomial -pi^2 x / 3 + pi^4 x^3 / 30,
-    so derivatives of orders 1 to 5 are right there too (torch's second derivative at 0 is NaN). x is replaced by
-    1 where it is 0 before dividing, so no 0 / 0 reaches a higher derivative."""
-    zero = F.eq(x, 0)
-    safe = F.where(zero, 1.0, x)
-    near_zero = x * (-(math.pi ** 2) / 3 + (math.pi ** 4 / 30) * x * x)
-    return g * F.where(zero, near_zero, (F.cos(safe * math.pi) - F.sinc(safe)) / safe)
+    """d sinc(x) / dx = (cos(pi x) - sinc(x)) / x, and for |x| < 1/2, where that difference cancels (at x = 1e-8 the
+    second derivative came out -5.4 for -pi^2 / 3, the third 6e8 for 2e-7), its power series, so derivatives of every
+    order are right near 0 (torch's are not). Each branch sees x only where it is taken (1 or 0 elsewhere), so no
+    0 / 0 or overflow reaches a derivative through the other."""
+    small = F.lt(F.abs(x), 0.5)
+    near, far = F.where(small, x, 0.0), F.where(small, 1.0, x)
+    z = near * near
+    series = _SINC_SLOPE[-1]
+    for a in reversed(_SINC_SLOPE[:-1]):
+        series = series * z + a
+    return g * F.where(small, near * series, (F.cos(far * math.pi) - F.sinc(far)) / far)
+
+
