@@ -415,3 +415,41 @@ def contraction(terms: list[str], out: str, X: list[Series | None], values: list
         value = np.einsum(f"{held},{term}->{kept}", value, values[i], optimize=True)
         held = kept
     return np.einsum(f"{o}{held}->{o}{out}", Z)
+
+
+# ----- matrices (the value's last two dims; batch dims broadcast) --------------------------------------------
+def _matrix_dot(A: Series, B: Series) -> Any:
+    """sum_j A[j] @ B[j] over the order axis (0 for none)."""
+    return np.einsum("j...ab,j...bc->...ac", A, B)
+
+
+def left_quotient(A: Series, B: Series | None, x0: Any, divide: Callable[[Any], Any]) -> Series:
+    """x = a^{-1} b for matrices: a x = b, so x_k = a_0^{-1} (b_k - sum_{j=1}^{k} a_j x_{k-j}), ``divide`` applying
+    a_0^{-1} to a (stack of) right-hand side(s); b None: a constant b (a^{-1} itself is a^{-1} I)."""
+    X = _new(A, *(() if B is None else (B,)), shape=A.shape[:1] + np.shape(x0), value=x0)
+    X[0] = x0
+    for k in range(1, len(A)):
+        s = _matrix_dot(A[1: k + 1], X[k - 1::-1])
+        X[k] = divide(-s if B is None else B[k] - s)
+    return X
+
+
+def factor(A: Series, l0: Any, tangent: Callable[[Any], Any]) -> Series:
+    """l l^H = a for matrices (Cholesky): a_k = sum_{j=0}^{k} l_j l_{k-j}^H, so l_k = tangent(a_k - sum_{j=1}^{k-1}
+    l_j l_{k-j}^H), ``tangent`` the factorization's derivative at l_0 (the linear map da -> dl)."""
+    L = _new(A, shape=A.shape[:1] + np.shape(l0), value=l0)
+    L[0] = l0
+    for k in range(1, len(A)):
+        L[k] = tangent(A[k] - np.einsum("j...ab,j...cb->...ac", L[1:k], np.conj(L[k - 1:0:-1])))
+    return L
+
+
+def trace_product(X: Series, Y: Series) -> Series:
+    """z = tr(x y) for matrices: z_k = sum_{j=0}^{k} tr(x_j y_{k-j})."""
+    return np.stack([np.einsum("j...ab,j...ba->...", X[: k + 1], Y[k::-1]) for k in range(len(X))])
+
+
+def log_det_change(A: Series, inverse: Series) -> Series:
+    """log det a - log det a_0 (``inverse`` the series of a^{-1}): its derivative is tr(a^{-1} a')."""
+    D = trace_product(inverse[:-1], derivative(A))
+    return antiderivative(D, np.zeros_like(D[0]))

@@ -29,6 +29,7 @@ from funcgrad.core.tensor import Tensor
 from funcgrad.ops import formulas as R
 from funcgrad.ops import kernels as K
 from funcgrad.ops import series as S
+from funcgrad.ops.derivatives.linalg import _is_vector_rhs, cholesky_jvp
 from funcgrad.ops.derivatives.linear import explicit_subscripts
 from funcgrad.ops.jvp import _jvp
 from funcgrad.ops.registry import OPS, OpSpec
@@ -351,6 +352,39 @@ def polygamma(c: TaylorCall, m: int) -> Any:
     return S.composed(F, c.x, c.dx)
 
 
+def solve(c: TaylorCall) -> Any:
+    """X = A^{-1} B: linear in B for a constant A, else A X = B solved with A_0 coefficient by coefficient (a vector
+    B as a column)."""
+    A, B = c.series
+    if A is None:
+        return c.linear()
+    vector = _is_vector_rhs(np.shape(c.x0), np.shape(c.y0))
+
+    def as_matrix(Z: Any) -> Any:
+        return Z[..., None] if vector else Z
+    X = S.left_quotient(A, None if B is None else as_matrix(B), as_matrix(c.out),
+                        lambda rhs: np.linalg.solve(c.x0, rhs))
+    return X[..., 0] if vector else X
+
+
+def log_det_change(c: TaylorCall) -> Any:
+    """log det A - log det A_0, by the series of A^{-1}; NoTaylorRule at a singular A_0 (nested reverse mode takes
+    det's derivatives there)."""
+    try:
+        inverse = np.linalg.inv(c.x0)
+    except np.linalg.LinAlgError:
+        raise NoTaylorRule(f"jet: '{c.spec.name}' has no Taylor expansion here: the matrix is singular") from None
+    return S.log_det_change(c.x, S.left_quotient(c.x, None, inverse, lambda rhs: inverse @ rhs))
+
+
+def slogdet(c: TaylorCall) -> Any:
+    """(sign, log|det A|) with L = log det A - log det A_0: log|det A| changes by Re L, the sign by the factor
+    exp(i Im L) (constant for a real A)."""
+    sign, logabsdet = c.out
+    L = log_det_change(c)
+    return S.exp(L - np.real(L), sign), S.shifted(np.real(L), logabsdet)
+
+
 # ----- linear and piecewise-linear ops ------------------------------------------------------------------
 deflinear("add", "sub", "neg", "clone", "alias", "to_copy", "remainder",
           "sum", "sum_to", "mean", "cumsum", "trace",
@@ -432,3 +466,10 @@ deftaylor("logcumsumexp_backward", lambda c: logcumsumexp_partials(c, backward=T
 deftaylor("logcumsumexp_tangent",  lambda c: logcumsumexp_partials(c, backward=False))
 deftaylor("softmax",      lambda c: S.exp(centered(c, c.out), c.out))
 deftaylor("log_softmax",  lambda c: _result(centered(c, np.exp(c.out)), c.out))
+
+# ----- linear algebra (matrices in the value's last two dims, batches broadcasting) ---------------------------------
+deftaylor("linalg_inv",      lambda c: S.left_quotient(c.x, None, c.out, lambda rhs: c.out @ rhs))
+deftaylor("linalg_solve",    solve)
+deftaylor("linalg_cholesky", lambda c: S.factor(c.x, c.out, lambda M: cholesky_jvp(M, c.out)))
+deftaylor("linalg_det",      lambda c: S.exp(log_det_change(c), c.out))
+deftaylor("linalg_slogdet",  slogdet)
