@@ -453,3 +453,28 @@ def log_det_change(A: Series, inverse: Series) -> Series:
     """log det a - log det a_0 (``inverse`` the series of a^{-1}): its derivative is tr(a^{-1} a')."""
     D = trace_product(inverse[:-1], derivative(A))
     return antiderivative(D, np.zeros_like(D[0]))
+
+
+def eigen(A: Series, w0: Any, v0: Any) -> tuple[Series, Series]:
+    """a v = v diag(w), v^H v = I for Hermitian matrices a (distinct eigenvalues w_0). With v_k = v_0 c_k, order k
+    of a v = v diag(w) gives w_k = diag(r_k) and (c_k)_il = (r_k)_il / (w_0l - w_0i) off the diagonal, where
+    r_k = v_0^H (sum_{j=1}^{k} a_j v_{k-j} - sum_{j=1}^{k-1} v_j diag(w_{k-j})); the diagonal, diag(c_k) =
+    -(1/k) diag(sum_{j=1}^{k-1} (k - j) c_j^H c_{k-j}), keeps v^H v = I (its real part) and v^H v' free of a
+    diagonal (its imaginary part: the phases the JVP rule's dv = v (P o E) follows)."""
+    n = np.shape(w0)[-1]
+    eye = np.eye(n, dtype=bool)
+    gaps = w0[..., None, :] - w0[..., :, None]
+    with np.errstate(divide="ignore"):
+        E = np.where(eye, 0.0, 1 / np.where(eye, 1.0, gaps))  # inf at a repeated eigenvalue, as the JVP rule
+    W = np.empty(A.shape[:1] + np.shape(w0), dtype=np.result_type(w0))
+    V = np.empty(A.shape[:1] + np.shape(v0), dtype=np.result_type(A, v0))
+    C = np.empty_like(V)
+    W[0], V[0], C[0] = w0, v0, np.eye(n)
+    v0_h = np.conj(np.swapaxes(v0, -1, -2))
+    for k in range(1, len(A)):
+        r = v0_h @ (_matrix_dot(A[1: k + 1], V[k - 1::-1]) - np.einsum("j...ab,j...b->...ab", V[1:k], W[k - 1:0:-1]))
+        W[k] = np.real(np.diagonal(r, 0, -2, -1))
+        diagonal = np.einsum("j,j...ba,j...ba->...a", np.arange(k - 1, 0, -1.0), np.conj(C[1:k]), C[k - 1:0:-1]) / k
+        C[k] = r * E - diagonal[..., None] * eye
+        V[k] = v0 @ C[k]
+    return W, V

@@ -29,7 +29,7 @@ from funcgrad.core.tensor import Tensor
 from funcgrad.ops import formulas as R
 from funcgrad.ops import kernels as K
 from funcgrad.ops import series as S
-from funcgrad.ops.derivatives.linalg import _is_vector_rhs, cholesky_jvp
+from funcgrad.ops.derivatives.linalg import _hermitian_from_lower, _is_vector_rhs, cholesky_jvp
 from funcgrad.ops.derivatives.linear import explicit_subscripts
 from funcgrad.ops.jvp import _jvp
 from funcgrad.ops.registry import OPS, OpSpec
@@ -473,3 +473,5 @@ deftaylor("linalg_solve",    solve)
 deftaylor("linalg_cholesky", lambda c: S.factor(c.x, c.out, lambda M: cholesky_jvp(M, c.out)))
 deftaylor("linalg_det",      lambda c: S.exp(log_det_change(c), c.out))
 deftaylor("linalg_slogdet",  slogdet)
+deftaylor("linalg_eigh",     lambda c: S.eigen(_hermitian_from_lower(c.x), *c.out))
+deftaylor("linalg_eigvalsh", lambda c: S.eigen(_hermitian_from_lower(c.x), *np.linalg.eigh(c.x0, UPLO="L"))[0])

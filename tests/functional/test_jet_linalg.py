@@ -1,6 +1,7 @@
-"""The Taylor rules of the linear-algebra ops (inv, solve, cholesky, det, slogdet in ops/taylor.py): each jet of
-order 5 along a random curve against nested reverse mode, on batched, complex and constant-factor inputs; closed
-forms along a line; the fallback at a singular matrix; the Taylor path of a small Gaussian log-likelihood.
+"""The Taylor rules of the linear-algebra ops (inv, solve, cholesky, det, slogdet, eigh, eigvalsh in ops/taylor.py):
+each jet of order 5 along a random curve against nested reverse mode, on batched, complex and constant-factor
+inputs; closed forms along a line; the phases of complex eigenvectors; the fallback at a singular matrix; the Taylor
+path of a small Gaussian log-likelihood.
 (jax.experimental.jet has no rules for these ops, so it cannot serve as a reference.)
 """
 from __future__ import annotations
@@ -47,6 +48,11 @@ def complex_slogdet(a: Any) -> Any:
     return fg.view_as_real(sign) * fg.unsqueeze(logabsdet, -1)
 
 
+def eigenpairs(w: Any, v: Any) -> Any:
+    """Eigenvectors scaled by their eigenvalues: both outputs of eigh in one result."""
+    return v * fg.unsqueeze(w, -2)
+
+
 A = matrices(3, 3)(np.random.default_rng(8))
 CASES: dict[str, tuple[Callable[..., Any], list[Draw]]] = {
     "inv": (fg.linalg.inv, [matrices(3, 3)]),
@@ -70,6 +76,11 @@ CASES: dict[str, tuple[Callable[..., Any], list[Draw]]] = {
     "slogdet": (lambda a: fg.stack(fg.linalg.slogdet(a)), [lambda rng: rng.uniform(-1, 1, (4, 3, 3))]),
     "slogdet of complex": (complex_slogdet, [matrices(2, 3, 3, kind="complex")]),
     "logdet": (fg.logdet, [matrices(2, 3, 3, kind="spd")]),
+    "eigh": (lambda a: eigenpairs(*fg.linalg.eigh(a)), [matrices(4, 4, kind="spd")]),
+    "eigh, batched, lower triangle read": (lambda a: eigenpairs(*fg.linalg.eigh(a)), [vectors(2, 3, 3)]),
+    "eigh of complex, |V|^2": (lambda a: fg.abs(fg.linalg.eigh(a)[1]) ** 2, [matrices(3, 3, kind="hpd")]),
+    "eigvalsh": (fg.linalg.eigvalsh, [matrices(2, 4, 4, kind="spd")]),
+    "eigvalsh of complex": (fg.linalg.eigvalsh, [matrices(3, 3, kind="hpd")]),
 }
 
 
@@ -94,6 +105,22 @@ def test_closed_forms_along_a_line() -> None:
     _, got = jet(fg.linalg.det, (a,), (line,))
     np.testing.assert_allclose(got[2], 6 * np.linalg.det(v), rtol=1e-10)
     np.testing.assert_allclose(got[3:], 0, atol=1e-10)
+
+
+def test_complex_eigenvectors_stay_orthonormal_with_the_jvp_rules_phases() -> None:
+    """Complex eigenvectors have a free phase each (nested reverse mode refuses a loss that depends on it): along the
+    curve V^H V = I, and V^H V' has a zero diagonal, the phases the JVP rule dV = V (P o E) follows."""
+    rng = np.random.default_rng(13)
+    a = matrices(2, 3, 3, kind="hpd")(rng)
+    terms = [rng.uniform(-1, 1, a.shape) * (1 - 1j) for _ in range(ORDER)]
+    (w, v), (_, V) = jet(fg.linalg.eigh, (a,), (terms,), factorial_scaled=False)
+    V = np.stack([v, *V])
+    Vh = np.conj(np.swapaxes(V, -1, -2))
+    gram = np.stack([sum(Vh[j] @ V[k - j] for j in range(k + 1)) for k in range(ORDER + 1)])
+    gram[0] -= np.eye(3)
+    np.testing.assert_allclose(gram, 0, atol=1e-10)
+    velocity = [sum((k + 1 - j) * Vh[j] @ V[k + 1 - j] for j in range(k + 1)) for k in range(ORDER)]
+    np.testing.assert_allclose(np.diagonal(velocity, 0, -2, -1), 0, atol=1e-10)
 
 
 def test_det_at_a_singular_matrix_falls_back_to_nested_reverse_mode() -> None:
