@@ -344,6 +344,17 @@ def _sinc_coefficients(x0: Any, K: int) -> Any:
                      for n in range(K + 1)])
 
 
+def cbrt(c: TaylorCall) -> Any:
+    """x^(1/3) by series.power; constant where x is constantly 0. A curve through 0 has no Taylor series there (it
+    starts at t^(1/3)): NoTaylorRule, as JAX's jet has no cbrt rule (nested reverse mode gives JAX's inf, -inf, inf)."""
+    at_zero = c.x0 == 0
+    if np.any(at_zero & np.any(c.x[1:] != 0, axis=0)):
+        raise NoTaylorRule("jet: cbrt at 0 has no Taylor expansion (x^(1/3) along a curve through 0 starts at "
+                           "t^(1/3)); use nested reverse mode (nth_derivative and directional_derivative fall "
+                           "back to it)")
+    return S.constant_where(at_zero, S.power(c.x, 1 / 3, c.out))
+
+
 def polygamma(c: TaylorCall, m: int) -> Any:
     """psi^(m)(x) (lgamma: m = -1, digamma: m = 0): its Taylor coefficients at x_0, psi^(m + n)(x_0) / n!, composed
     with x's series."""
@@ -390,6 +401,7 @@ deftaylor("logaddexp",  lambda c: log_add_exp(c, 1.0))
 deftaylor("logaddexp2", lambda c: log_add_exp(c, LN2))
 deftaylor("sqrt",  lambda c: S.sqrt(c.x, c.out))
 deftaylor("rsqrt", lambda c: S.power(c.x, -0.5, c.out))
+deftaylor("cbrt",  cbrt)
 
 # ----- trigonometric and hyperbolic ---------------------------------------------------------------------
 deftaylor("sin",   lambda c: S.sin_cos(c.x, c.out, np.cos(c.x0), degree=c.dx)[0])

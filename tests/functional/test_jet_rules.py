@@ -132,6 +132,7 @@ CASES: dict[str, tuple[Callable[..., Any], list[Callable[[np.random.Generator], 
     "hypot": (fg.hypot, [uniform(3, 1), uniform(1, 4)]),
     "erfinv": (lambda x: fg.erfinv(0.8 * x), [uniform(5)]),
     "sinc": (fg.sinc, [uniform(5)]),
+    "cbrt": (fg.cbrt, [lambda rng: rng.uniform(0.05, 3.0, 6) * rng.choice([-1.0, 1.0], 6)]),
     "lgamma": (fg.lgamma, [uniform(5, low=0.5, high=3.0)]),
     "digamma": (lambda x: fg.digamma(x * x), [uniform(5, low=0.8, high=2.0)]),
     "polygamma": (lambda x: fg.polygamma(2, x), [uniform(5, low=0.5, high=3.0)]),
@@ -241,6 +242,19 @@ def test_sinc_near_zero_by_its_own_series() -> None:
     for g, expected in zip(got, [-math.pi ** 2 * x / 3, -math.pi ** 2 / 3, math.pi ** 4 * x / 5, math.pi ** 4 / 5]):
         np.testing.assert_allclose(g, expected, rtol=1e-8)
     check(fg.sinc, [np.array([-0.3, 0.49, 0.51])], np.random.default_rng(4))  # series and quotient on a curve
+
+
+def test_cbrt_at_zero_takes_nested_reverse_mode() -> None:
+    """x^(1/3) along a curve through 0 starts at t^(1/3), no Taylor series: NoTaylorRule (JAX's jet has no cbrt
+    rule), so nth_derivative falls back to nested reverse mode, which gives JAX's inf, -inf, inf, -inf (inf at
+    -0.0). An element that stays at 0 is the constant 0."""
+    with pytest.raises(jet_module.NoTaylorRule, match="cbrt at 0"):
+        jet(fg.cbrt, (np.array([0.0, 2.0]),), ([np.array([1.0, 1.0])],))
+    _, terms = jet(fg.cbrt, (np.array([0.0, 8.0]),), ([np.array([0.0, 1.0]), np.array([0.0, 0.0])],))
+    np.testing.assert_allclose(terms, [[0.0, 1 / 12], [0.0, -1 / 144]], rtol=1e-14, atol=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        got = [nth_derivative(fg.cbrt, n)(np.array([0.0, -0.0])) for n in range(1, 5)]
+    np.testing.assert_array_equal(got, [[np.inf, np.inf], [-np.inf, np.inf], [np.inf, np.inf], [-np.inf, np.inf]])
 
 
 def test_products_at_zeros() -> None:
