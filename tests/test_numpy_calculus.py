@@ -77,17 +77,37 @@ def test_vandermonde_determinant_is_the_product_of_differences(n: int, seed: int
 
 
 # ----- cbrt and float_power -----------------------------------------------------------------------------------
-@pytest.mark.filterwarnings("ignore:divide by zero")
-def test_cbrt_derivatives_at_zero_are_jaxs() -> None:
-    """1 / (3 cbrt(x)^2) is inf at 0, and the next orders -inf, inf (jax.grad of jnp.cbrt); through abs(x) they
-    would be NaN. Forward mode too. Elsewhere the derivative is 1 / (3 cbrt(x)^2)."""
+CBRT_POINTS = np.array([0.0, -0.0, 1e-300, -1e-300, 1e-170, -1e-170, 1e-100, -1e-10, 1e-5, 0.7, -8.0, 27.0, np.inf])
+
+
+def test_cbrt_is_numpys_to_the_bit() -> None:
+    """np.cbrt on a Tensor is the table op cbrt, whose kernel is np.cbrt: the same bits (-0.0 kept), not
+    sign(x) |x|^(1/3), which was 1 ulp off and gave +0.0 at -0.0."""
+    x = np.concatenate([CBRT_POINTS, _rng.uniform(-30, 30, 200)])
+    got = np.cbrt(fg.tensor(x)).numpy()
+    assert np.array_equal(got.view(np.int64), np.cbrt(x).view(np.int64))
+    assert np.cbrt(fg.tensor(x, requires_grad=True)).grad_fn.name() == "CbrtBackward0"
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero", "ignore:invalid value", "ignore:overflow")
+def test_cbrt_derivatives_at_and_near_zero_are_jaxs() -> None:
+    """1 / (3 cbrt(x)^2) is inf at 0, and the next orders -inf, inf at 0 and inf, inf at -0.0 (jax.grad of
+    jnp.cbrt, nested); near 0 they overflow as JAX's do. Forward mode too."""
     d1 = func.grad(np.cbrt)
     d2 = func.grad(d1)
     assert [d1(0.0), d2(0.0), func.grad(d2)(0.0)] == [np.inf, -np.inf, np.inf]
+    assert [d1(-0.0), d2(-0.0), func.grad(d2)(-0.0)] == [np.inf, np.inf, np.inf]
     _, tangent = func.jvp(np.cbrt, (fg.tensor(0.0),), (fg.tensor(1.0),))
     assert tangent.item() == np.inf
-    x = np.array([-8.0, -0.2, 0.7, 27.0])
-    np.testing.assert_allclose(func.grad(lambda t: np.cbrt(t).sum())(x), 1 / (3 * np.cbrt(x) ** 2), rtol=1e-14)
+    jax = pytest.importorskip("jax")
+    with jax.enable_x64(True):
+        ours, theirs = [np.cbrt], [jax.numpy.cbrt]
+        for _ in range(3):
+            ours.append(func.grad(ours[-1]))
+            theirs.append(jax.grad(theirs[-1]))
+        for x in CBRT_POINTS:
+            np.testing.assert_allclose([float(d(x)) for d in ours[1:]], [float(d(x)) for d in theirs[1:]],
+                                       rtol=1e-13, err_msg=f"at {x}")
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.bool_])

@@ -34,7 +34,7 @@ UFUNCS: dict[np.ufunc, Callable[..., Any]] = {
     np.positive: F.clone, np.power: F.pow, np.remainder: F.remainder, np.floor_divide: F.floor_divide,
     np.reciprocal: F.reciprocal, np.matmul: F.matmul,
     np.exp: F.exp, np.exp2: F.exp2, np.expm1: F.expm1, np.log: F.log, np.log2: F.log2, np.log10: F.log10,
-    np.log1p: F.log1p, np.sqrt: F.sqrt, np.square: F.square, np.logaddexp: F.logaddexp,
+    np.log1p: F.log1p, np.sqrt: F.sqrt, np.cbrt: F.cbrt, np.square: F.square, np.logaddexp: F.logaddexp,
     np.sin: F.sin, np.cos: F.cos, np.tan: F.tan, np.arcsin: F.asin, np.arccos: F.acos, np.arctan: F.atan,
     np.arctan2: F.atan2, np.hypot: F.hypot, np.sinh: F.sinh, np.cosh: F.cosh, np.tanh: F.tanh,
     np.arcsinh: F.asinh, np.arccosh: F.acosh, np.arctanh: F.atanh,
@@ -74,17 +74,8 @@ def _sign(x: Any) -> Any:
     return F.sgn(x) if np.result_type(x.dtype if isinstance(x, Tensor) else x).kind == "c" else F.sign(x)
 
 
-def _cbrt(x: Any) -> Any:
-    """NumPy's cbrt, sign(x) |x|^(1/3) (to rounding), the sign chosen before the power: its derivative
-    1 / (3 cbrt(x)^2) is then inf at 0 (-inf, inf for the next orders), as JAX's; through abs it would be
-    abs'(0) inf = NaN."""
-    negative = F.lt(x, 0)
-    root = F.pow(F.where(negative, F.neg(x), x), 1 / 3)
-    return F.where(negative, F.neg(root), root)
-
-
 UFUNCS.update({np.sign: _sign, np.deg2rad: _deg2rad, np.radians: _deg2rad, np.rad2deg: _rad2deg, np.degrees: _rad2deg,
-               np.logaddexp2: _logaddexp2, np.vecdot: _vecdot, np.cbrt: _cbrt, np.float_power: F.float_power})
+               np.logaddexp2: _logaddexp2, np.vecdot: _vecdot, np.float_power: F.float_power})
 
 
 def _numpy_result_dtype(ufunc: np.ufunc) -> None:

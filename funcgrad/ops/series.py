@@ -230,6 +230,12 @@ def modulus(X: Series, y0: Any) -> Series:
     return sqrt(squared_modulus(X), y0)
 
 
+def unit(X: Series, y0: Any) -> Series:
+    """y = x / |x| for a complex x; constant where x_0 = 0 (its derivative 0 there, as torch's sgn)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return constant_where(X[0] == 0, quotient(X, modulus(X, np.abs(X[0])), y0))
+
+
 def power(X: Series, r: Any, y0: Any) -> Series:
     """y = x^r for a constant r. A natural r multiplies (exact at x_0 = 0), r = 0 is the constant 1; otherwise
     x y' = r y x' gives y_k = (1 / (k x_0)) sum_{j=1}^{k} ((r + 1) j - k) x_j y_{k-j}."""
@@ -308,6 +314,17 @@ def arc(X: Series, y0: Any, c: float, s: float, r: float, sign: float = 1.0) -> 
     asinh (1, 1, -1/2), acosh (-1, 1, -1/2), atanh (1, -1, -1)."""
     inner = shifted(scaled(square(X), s), c)
     return integral(X, y0, scaled(power(inner, r, inner[0] ** r), sign))
+
+
+def atan2(X: Series, Y: Series, z0: Any) -> Series:
+    """z = atan2(x, y): z' = (y x' - x y') / (x^2 + y^2); constant where x_0 = y_0 = 0 (its derivative 0 there,
+    as torch)."""
+    X, Y = align(X, Y)
+    numerator = product(Y[:-1], derivative(X)) - product(X[:-1], derivative(Y))
+    squares = squared_modulus(X) + squared_modulus(Y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        Z = antiderivative(quotient(numerator, squares[:-1], numerator[0] / squares[0]), z0)
+    return constant_where((X[0] == 0) & (Y[0] == 0), Z)
 
 
 # ----- special functions ----------------------------------------------------------------------------

@@ -25,12 +25,14 @@ from typing import Any
 import numpy as np
 import scipy.special as sp
 
+import funcgrad.ops as F
 from funcgrad.core.tensor import Tensor
 from funcgrad.ops import formulas as R
 from funcgrad.ops import kernels as K
 from funcgrad.ops import series as S
 from funcgrad.ops.derivatives.linalg import _hermitian_from_lower, _is_vector_rhs, cholesky_jvp
 from funcgrad.ops.derivatives.linear import explicit_subscripts
+from funcgrad.ops.derivatives.nn import BCE_EPS, target_shares
 from funcgrad.ops.jvp import _jvp
 from funcgrad.ops.registry import OPS, OpSpec
 
@@ -219,11 +221,53 @@ def logsumexp(c: TaylorCall) -> Any:
     return S.constant_where(c.out == -np.inf, _result(Y, c.out))
 
 
-def centered(c: TaylorCall, softmax: Any) -> Any:
-    """x - (logsumexp(x) - logsumexp(x_0)), by logsumexp's rule with the weights ``softmax`` = softmax(x_0): the
-    series of log_softmax(x) with the value x_0 (softmax is its exp, log_softmax it with its own value)."""
-    T = S.summed(softmax * S.exp_change(c.x), c.axes)
-    return c.x - S.log_normalized(T, np.zeros(T.shape[1:]))
+def centered(X: Any, axes: tuple[int, ...], softmax: Any) -> Any:
+    """x - (logsumexp(x) - logsumexp(x_0)) over ``axes``, by logsumexp's rule with the weights ``softmax`` =
+    softmax(x_0): the series of log_softmax(x) with the value x_0 (softmax is its exp, log_softmax it with its own
+    value)."""
+    T = S.summed(softmax * S.exp_change(X), axes)
+    return X - S.log_normalized(T, np.zeros(T.shape[1:]))
+
+
+def cross_entropy(c: TaylorCall) -> Any:
+    """-sum(share * log_softmax(x)[t]) (``target_shares``: the weights, ignore_index and reduction as the op's
+    rules take them): log_softmax's series along the class dim, picked at the targets."""
+    safe, share, dim = target_shares(c.x0, c.arg("target"), c.arg("weight"), c.arg("ignore_index"),
+                                     c.arg("reduction"))
+    log_p = centered(c.x, (dim,), F.softmax(c.x0, dim))
+    Y = -share * np.squeeze(np.take_along_axis(log_p, np.expand_dims(safe, dim)[None], dim + 1), dim + 1)
+    if c.arg("reduction") != "none":
+        Y = np.sum(Y, axis=tuple(range(1, Y.ndim)))
+    return _result(Y, c.out)
+
+
+def binary_cross_entropy(c: TaylorCall) -> Any:
+    """The loss by its derivatives, the op's rules (torch's): l' = w ((x - t) / max(x (1 - x), 1e-12) x' - logit(x) t'),
+    integrated and reduced. Where no clamp acts this is -w (t log x + (1 - t) log(1 - x)); where x (1 - x) < 1e-12 it
+    follows the clamped slope, as nested reverse mode and the JVP do, not the loss's logs clamped at -100."""
+    X, T = S.align(c.operand(0), c.operand(1))
+    spread = S.product(X, S.shifted(-X, 1.0))
+    spread = np.where(spread[0] < BCE_EPS, S.constant(np.full_like(spread[0], BCE_EPS), S.order(X)), spread)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slope = S.quotient(X - T, spread, (X[0] - T[0]) / spread[0])
+        D = S.product(slope[:-1], S.derivative(X))
+        if c.y is not None:
+            logit = S.log(X, np.log(X[0])) - S.log(S.shifted(-X, 1.0), np.log1p(-X[0]))
+            D = D - S.product(logit[:-1], S.derivative(T))
+    if c.arg("weight") is not None:
+        D = D * c.arg("weight")
+    Y = S.antiderivative(D, np.zeros_like(D[0]))
+    reduction, value_axes = c.arg("reduction"), tuple(range(1, Y.ndim))
+    if reduction != "none":
+        Y = np.mean(Y, axis=value_axes) if reduction == "mean" else np.sum(Y, axis=value_axes)
+    return _result(Y, c.out)
+
+
+def polar(c: TaylorCall) -> Any:
+    """abs * exp(i angle) = abs (cos(angle) + i sin(angle)): a product of series."""
+    A = c.operand(1)
+    sine, cosine = S.sin_cos(A, np.sin(A[0]), np.cos(A[0]), degree=c.degrees[1])
+    return S.product(c.operand(0), cosine + 1j * sine)
 
 
 def logcumsumexp(c: TaylorCall) -> Any:
@@ -308,16 +352,6 @@ def xlogy(c: TaylorCall) -> Any:
     return Z
 
 
-def atan2(c: TaylorCall) -> Any:
-    """z = atan2(x, y): z' = (y x' - x y') / (x^2 + y^2); constant at (0, 0) (its derivative 0 there, as torch)."""
-    X, Y = S.align(c.operand(0), c.operand(1))
-    numerator = S.product(Y[:-1], S.derivative(X)) - S.product(X[:-1], S.derivative(Y))
-    squares = S.squared_modulus(X) + S.squared_modulus(Y)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        Z = S.antiderivative(S.quotient(numerator, squares[:-1], numerator[0] / squares[0]), c.out)
-    return S.constant_where((c.x0 == 0) & (c.y0 == 0), Z)
-
-
 def hypot(c: TaylorCall) -> Any:
     """sqrt(x^2 + y^2) (NaN at (0, 0), as torch)."""
     X, Y = S.align(c.operand(0), c.operand(1))
@@ -343,6 +377,17 @@ def _sinc_coefficients(x0: Any, K: int) -> Any:
         return (-1) ** m * math.pi ** (2 * m) / math.factorial(2 * m + 1)
     return np.stack([sum(a(m) * math.comb(2 * m, n) * x0 ** (2 * m - n) for m in range((n + 1) // 2, K // 2 + 20))
                      for n in range(K + 1)])
+
+
+def cbrt(c: TaylorCall) -> Any:
+    """x^(1/3) by series.power; constant where x is constantly 0. A curve through 0 has no Taylor series there (it
+    starts at t^(1/3)): NoTaylorRule, as JAX's jet has no cbrt rule (nested reverse mode gives JAX's inf, -inf, inf)."""
+    at_zero = c.x0 == 0
+    if np.any(at_zero & np.any(c.x[1:] != 0, axis=0)):
+        raise NoTaylorRule("jet: cbrt at 0 has no Taylor expansion (x^(1/3) along a curve through 0 starts at "
+                           "t^(1/3)); use nested reverse mode (nth_derivative and directional_derivative fall "
+                           "back to it)")
+    return S.constant_where(at_zero, S.power(c.x, 1 / 3, c.out))
 
 
 def polygamma(c: TaylorCall, m: int) -> Any:
@@ -396,6 +441,7 @@ deflinear("add", "sub", "neg", "clone", "alias", "to_copy", "remainder",
           "real", "imag", "conj_physical", "view_as_real", "view_as_complex",  # linear over the reals (t is real)
           "relu", "maximum", "minimum", "clamp", "amax", "amin", "fmax", "fmin",   # the branch the primal takes
           "max_pool", "avg_pool", "adaptive_avg_pool",                        # windows fixed by the primal
+          "max_unpool",                                                       # positions fixed by the indices
           "copysign",                                                         # +-x, the sign fixed by the primal
           "fmod", "frac",                                                     # x - n y, n fixed by the primal
           "sign", "floor", "ceil", "round", "trunc")                          # zero series
@@ -424,6 +470,7 @@ deftaylor("logaddexp",  lambda c: log_add_exp(c, 1.0))
 deftaylor("logaddexp2", lambda c: log_add_exp(c, LN2))
 deftaylor("sqrt",  lambda c: S.sqrt(c.x, c.out))
 deftaylor("rsqrt", lambda c: S.power(c.x, -0.5, c.out))
+deftaylor("cbrt",  cbrt)
 
 # ----- trigonometric and hyperbolic ---------------------------------------------------------------------
 deftaylor("sin",   lambda c: S.sin_cos(c.x, c.out, np.cos(c.x0), degree=c.dx)[0])
@@ -439,8 +486,14 @@ deftaylor("atan",  lambda c: S.arc(c.x, c.out, 1.0, 1.0, -1.0))
 deftaylor("asinh", lambda c: S.arc(c.x, c.out, 1.0, 1.0, -0.5))
 deftaylor("acosh", lambda c: S.arc(c.x, c.out, -1.0, 1.0, -0.5))
 deftaylor("atanh", lambda c: S.arc(c.x, c.out, 1.0, -1.0, -1.0))
-deftaylor("atan2", atan2)
+deftaylor("atan2", lambda c: S.atan2(c.operand(0), c.operand(1), c.out))
 deftaylor("hypot", hypot)
+
+# ----- complex numbers (real inputs: piecewise constant, as their derivative 0) --------------------------------
+deftaylor("angle", lambda c: S.atan2(np.imag(c.x), np.real(c.x), c.out) if np.iscomplexobj(c.x) else
+          S.constant(c.out, S.order(c.x)))
+deftaylor("sgn",   lambda c: S.unit(c.x, c.out) if np.iscomplexobj(c.x) else S.constant(c.out, S.order(c.x)))
+deftaylor("polar", polar)
 
 # ----- activations and special functions ------------------------------------------------------------------
 deftaylor("sigmoid", lambda c: S.sigmoid(c.x, c.out, c.dx))
@@ -464,8 +517,10 @@ deftaylor("logsumexp",    logsumexp)
 deftaylor("logcumsumexp", logcumsumexp)
 deftaylor("logcumsumexp_backward", lambda c: logcumsumexp_partials(c, backward=True))
 deftaylor("logcumsumexp_tangent",  lambda c: logcumsumexp_partials(c, backward=False))
-deftaylor("softmax",      lambda c: S.exp(centered(c, c.out), c.out))
-deftaylor("log_softmax",  lambda c: _result(centered(c, np.exp(c.out)), c.out))
+deftaylor("softmax",      lambda c: S.exp(centered(c.x, c.axes, c.out), c.out))
+deftaylor("log_softmax",  lambda c: _result(centered(c.x, c.axes, np.exp(c.out)), c.out))
+deftaylor("cross_entropy",        cross_entropy)
+deftaylor("binary_cross_entropy", binary_cross_entropy)
 
 # ----- linear algebra (matrices in the value's last two dims, batches broadcasting) ---------------------------------
 deftaylor("linalg_inv",      lambda c: S.left_quotient(c.x, None, c.out, lambda rhs: c.out @ rhs))

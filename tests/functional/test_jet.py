@@ -5,7 +5,7 @@ high-precision reference, JAX's conventions, errors, and jit.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -18,6 +18,7 @@ import funcgrad.func as ff
 from funcgrad.core.dispatch import DISPATCH
 from funcgrad.func import directional_derivative, jet, jit, nth_derivative
 from funcgrad.func.jet import NoTaylorRule
+from funcgrad.ops.registry import OPS
 from tests.budget import examples
 
 rng = np.random.default_rng(3)
@@ -176,9 +177,19 @@ def test_high_orders_of_exp_sin_against_mpmath(n: int) -> None:
 
 
 # ----- errors and fallbacks ------------------------------------------------------------------------------------
+@pytest.fixture(autouse=True, scope="module")
+def _angle_without_a_taylor_rule() -> Iterator[None]:
+    """Every elementwise op has a Taylor rule: angle's is taken away in this module, for ``no_rule``. (Module scope:
+    hypothesis refuses function-scoped fixtures.)"""
+    spec = OPS["angle"]
+    rule, spec.taylor = spec.taylor, None
+    yield
+    spec.taylor = rule
+
+
 def no_rule(x: Any) -> Any:
-    """0 computed by an op without a Taylor rule (angle, of a positive x): it sends jet's users to nested reverse
-    mode."""
+    """0 computed by an op without a Taylor rule (angle, of a positive x, its rule taken away): it sends jet's users
+    to nested reverse mode."""
     return 0 * fg.angle(x)
 
 

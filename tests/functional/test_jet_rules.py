@@ -1,6 +1,7 @@
-"""The Taylor rules of reductions, normalizations, products with a bias, the linear ops and the smooth scalars
-(ops/taylor.py): each jet of order 5 along a random curve against nested reverse mode, reductions over drawn
-shapes and dims, the choices at singular points, and the Taylor path of derivatives of a small network.
+"""The Taylor rules of reductions, normalizations, products with a bias, the linear ops, the losses, the complex
+number ops and the smooth scalars (ops/taylor.py): each jet of order 5 along a random curve against nested reverse
+mode, reductions over drawn shapes and dims, the choices at singular points, and the Taylor path of
+derivatives of a small network.
 """
 from __future__ import annotations
 
@@ -62,6 +63,10 @@ def complex_(*shape: int) -> Callable[[np.random.Generator], np.ndarray]:
 
 
 W = np.random.default_rng(5).standard_normal((4, 3))
+CLASS_WEIGHT, TARGETS = fg.tensor([0.5, 2.0, 1.5]), fg.tensor(np.array([0, 2, 1, 2]))
+PROBABILITIES = fg.tensor(np.random.default_rng(8).uniform(0, 1, (3, 4)))
+POOLED = fg.nn.functional.max_pool2d(fg.tensor(np.random.default_rng(9).standard_normal((1, 2, 4, 4))), 2,
+                                     return_indices=True)[1]
 CASES: dict[str, tuple[Callable[..., Any], list[Callable[[np.random.Generator], np.ndarray]]]] = {
     # products with a bias, contractions
     "linear": (fg.nn.functional.linear, [uniform(2, 3), uniform(4, 3), uniform(4)]),
@@ -122,6 +127,35 @@ CASES: dict[str, tuple[Callable[..., Any], list[Callable[[np.random.Generator], 
     "copy": (lambda x, v: fg.copy(x, v) * x, [uniform(3), uniform(3)]),
     "copy_slices": (lambda x, v: F.copy_slices(x, v, lambda a: a[1:]) * x, [uniform(3), uniform(2)]),
     "view_region": (lambda x: F.view_region(x, lambda a: a[1:]) * x[:2], [uniform(3)]),
+    "max_unpool": (lambda x: fg.max_unpool(fg.sin(x), POOLED, (4, 4)) ** 2, [uniform(1, 2, 2, 2)]),
+    # losses: cross_entropy (weights, ignore_index, reductions), binary_cross_entropy (a varying target too)
+    "cross_entropy, weighted mean, one ignored": (
+        lambda x: fg.nn.functional.cross_entropy(x, TARGETS, CLASS_WEIGHT, ignore_index=1),
+        [uniform(4, 3, low=-2, high=2)]),
+    "cross_entropy, all ignored": (lambda x: fg.nn.functional.cross_entropy(x, TARGETS * 0 + 1, ignore_index=1),
+                                   [uniform(4, 3)]),  # NaN, its derivatives 0 (torch's gradient)
+    "cross_entropy, spatial, sum": (lambda x: fg.nn.functional.cross_entropy(x, TARGETS.reshape(2, 2), reduction="sum"),
+                                    [uniform(2, 3, 2, low=-2, high=2)]),
+    "cross_entropy, none": (lambda x: fg.nn.functional.cross_entropy(x, TARGETS, CLASS_WEIGHT, reduction="none"),
+                            [uniform(4, 3, low=-2, high=2)]),
+    "cross_entropy, one sample": (lambda x: fg.nn.functional.cross_entropy(x, TARGETS[1]), [uniform(3)]),
+    "cross_entropy, label smoothing": (lambda x: fg.nn.functional.cross_entropy(x, TARGETS, label_smoothing=0.2),
+                                       [uniform(4, 3)]),
+    "binary_cross_entropy": (lambda x, t: fg.nn.functional.binary_cross_entropy(fg.sigmoid(x), fg.sigmoid(t)),
+                             [uniform(3, 4, low=-3, high=3), uniform(3, 4)]),
+    "binary_cross_entropy, weighted, constant target, sum": (
+        lambda x: fg.nn.functional.binary_cross_entropy(fg.sigmoid(x), PROBABILITIES, fg.tensor(W[:, 0]), "sum"),
+        [uniform(3, 4, low=-3, high=3)]),
+    "binary_cross_entropy, none": (lambda x, t: fg.nn.functional.binary_cross_entropy(x, t, reduction="none"),
+                                   [uniform(3, 4, low=0.1, high=0.9), uniform(3, 4, low=0, high=1)]),
+    # complex numbers, and real inputs to their ops
+    "angle": (fg.angle, [complex_(4)]),
+    "angle of real": (lambda x: fg.angle(x) * x, [uniform(4)]),
+    "sgn": (lambda z: fg.view_as_real(fg.sgn(z * z)), [complex_(4)]),
+    "sgn of real": (lambda x: fg.sgn(x) * x * x, [uniform(4)]),
+    "polar": (lambda r, a: fg.view_as_real(fg.polar(r, a)),
+              [uniform(2, 3, low=0.5, high=2), uniform(3, low=-3, high=3)]),
+    "polar, constant abs": (lambda a: fg.view_as_real(fg.polar(fg.tensor(np.full(3, 1.5)), a * a)), [uniform(3)]),
     # smooth scalars (binary ones broadcasting)
     "logaddexp": (fg.logaddexp, [uniform(3, 1), uniform(1, 4)]),
     "logaddexp2": (fg.logaddexp2, [uniform(4), uniform(3, 4)]),
@@ -132,6 +166,7 @@ CASES: dict[str, tuple[Callable[..., Any], list[Callable[[np.random.Generator], 
     "hypot": (fg.hypot, [uniform(3, 1), uniform(1, 4)]),
     "erfinv": (lambda x: fg.erfinv(0.8 * x), [uniform(5)]),
     "sinc": (fg.sinc, [uniform(5)]),
+    "cbrt": (fg.cbrt, [lambda rng: rng.uniform(0.05, 3.0, 6) * rng.choice([-1.0, 1.0], 6)]),
     "lgamma": (fg.lgamma, [uniform(5, low=0.5, high=3.0)]),
     "digamma": (lambda x: fg.digamma(x * x), [uniform(5, low=0.8, high=2.0)]),
     "polygamma": (lambda x: fg.polygamma(2, x), [uniform(5, low=0.5, high=3.0)]),
@@ -227,6 +262,25 @@ def test_kinks_take_torchs_choice_at_every_order(f: Callable[[Any], Any], x: lis
                                rtol=1e-10)
 
 
+def test_angle_and_sgn_at_complex_zero_are_constant() -> None:
+    """angle(z) and z / |z| are not differentiable at z = 0; their derivative there is 0 (torch's), at every order."""
+    z, direction = np.array([0j, 0.6 - 0.3j]), np.array([1 + 0.5j, -0.2 + 1j])
+    for f in (fg.angle, fg.sgn):
+        _, terms = jet(f, (z,), ([direction] * ORDER,))
+        assert all(t[0] == 0 and t[1] != 0 for t in terms)
+
+
+def test_binary_cross_entropy_at_zero_and_one_takes_torchs_clamped_slope() -> None:
+    """At x = 0 and 1 the op's rule (torch's) is the slope (x - t) / max(x (1 - x), 1e-12), finite: the series
+    follows it at every order, as nested reverse mode and the JVP do."""
+    def f(x: Any) -> Any:
+        return fg.nn.functional.binary_cross_entropy(x, PROBABILITIES[0, :3], reduction="none")
+    check(f, [np.array([0.0, 1.0, 0.4])], np.random.default_rng(10))
+    _, (first, *_) = jet(f, (np.array([0.0, 1.0, 0.4]),), ([np.ones(3)] * ORDER,))
+    t = PROBABILITIES.numpy()[0, :3]
+    np.testing.assert_allclose(first[:2], [-t[0] / 1e-12, (1 - t[1]) / 1e-12], rtol=1e-6)
+
+
 def test_sinc_at_zero_by_its_own_series() -> None:
     """sinc(x) = 1 - (pi x)^2 / 6 + (pi x)^4 / 120 - ...: at 0 its derivatives along x + t are 0, -pi^2 / 3, 0,
     pi^4 / 5; the quotient sin(pi x) / (pi x) would divide by 0."""
@@ -243,6 +297,19 @@ def test_sinc_near_zero_by_its_own_series() -> None:
     for g, expected in zip(got, [-math.pi ** 2 * x / 3, -math.pi ** 2 / 3, math.pi ** 4 * x / 5, math.pi ** 4 / 5]):
         np.testing.assert_allclose(g, expected, rtol=1e-8)
     check(fg.sinc, [np.array([-0.3, 0.49, 0.51])], np.random.default_rng(4))  # series and quotient on a curve
+
+
+def test_cbrt_at_zero_takes_nested_reverse_mode() -> None:
+    """x^(1/3) along a curve through 0 starts at t^(1/3), no Taylor series: NoTaylorRule (JAX's jet has no cbrt
+    rule), so nth_derivative falls back to nested reverse mode, which gives JAX's inf, -inf, inf, -inf (inf at
+    -0.0). An element that stays at 0 is the constant 0."""
+    with pytest.raises(jet_module.NoTaylorRule, match="cbrt at 0"):
+        jet(fg.cbrt, (np.array([0.0, 2.0]),), ([np.array([1.0, 1.0])],))
+    _, terms = jet(fg.cbrt, (np.array([0.0, 8.0]),), ([np.array([0.0, 1.0]), np.array([0.0, 0.0])],))
+    np.testing.assert_allclose(terms, [[0.0, 1 / 12], [0.0, -1 / 144]], rtol=1e-14, atol=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        got = [nth_derivative(fg.cbrt, n)(np.array([0.0, -0.0])) for n in range(1, 5)]
+    np.testing.assert_array_equal(got, [[np.inf, np.inf], [-np.inf, np.inf], [np.inf, np.inf], [-np.inf, np.inf]])
 
 
 def test_products_at_zeros() -> None:

@@ -8,7 +8,7 @@ DOMAINS: dict[str, tuple[float, float]] = {
     "add": (-3, 3), "sub": (-3, 3), "mul": (-3, 3), "div": (0.5, 3), "pow": (0.5, 2), "neg": (-3, 3),
     "reciprocal": (0.5, 3),  # remainder: kinks wherever x / y is an integer, so samples only
     "exp": (-2, 2), "exp2": (-2, 2), "expm1": (-2, 2), "log": (0.2, 3), "log2": (0.2, 3),
-    "log10": (0.2, 3), "log1p": (-0.5, 3), "sqrt": (0.2, 3), "rsqrt": (0.2, 3), "square": (-3, 3),
+    "log10": (0.2, 3), "log1p": (-0.5, 3), "sqrt": (0.2, 3), "rsqrt": (0.2, 3), "cbrt": (0.2, 3), "square": (-3, 3),
     "logaddexp": (-3, 3), "sin": (-3, 3), "cos": (-3, 3), "tan": (-1.2, 1.2), "asin": (-0.8, 0.8),
     "acos": (-0.8, 0.8), "atan": (-3, 3), "atan2": (0.3, 3), "hypot": (0.3, 3), "sinh": (-2, 2), "cosh": (-2, 2),
     "tanh": (-2, 2), "asinh": (-3, 3), "acosh": (1.2, 3), "atanh": (-0.8, 0.8), "sigmoid": (-3, 3),
@@ -36,6 +36,7 @@ SAMPLES: dict[str, list[S]] = {
     "exp": [S(A(3, 2))], "exp2": [S(A(3))], "expm1": [S(A(3))],
     "log": [S(P(3, 2))], "log2": [S(P(3))], "log10": [S(P(3))], "log1p": [S(P(3))],
     "sqrt": [S(P(3, 2))], "rsqrt": [S(P(3))], "square": [S(A(3, 2))],
+    "cbrt": [S(np.array([[-2.7, -0.4], [0.3, 1.9]]))],  # (inf at 0)
     "logaddexp": [S(A(3, 2), A(2))],
     "sin": [S(A(3, 2))], "cos": [S(A(3))], "tan": [S(A(3, lo=-1, hi=1))],
     "asin": [S(A(3, lo=-0.8, hi=0.8))], "acos": [S(A(3, lo=-0.8, hi=0.8))], "atan": [S(A(3))],

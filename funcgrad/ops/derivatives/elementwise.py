@@ -60,6 +60,7 @@ log10 = defop("log10", np.log10, x=lambda g, x: g / F.conj(x * LN10),   jvp=ELEM
 log1p = defop("log1p", np.log1p, x=lambda g, x: g / F.conj(x + 1),      jvp=ELEMENTWISE)
 sqrt  = defop("sqrt",  np.sqrt,  x=lambda g, out: g / F.conj(2 * out),  jvp=ELEMENTWISE)
 rsqrt = defop("rsqrt", K.rsqrt,  x=lambda g, out: -0.5 * g * F.conj(out ** 3), jvp=ELEMENTWISE)
+cbrt  = defop("cbrt",  np.cbrt,  x=R.Scaled(lambda out: F.pow(out, -2) / 3), jvp=ELEMENTWISE)  # inf at 0, as JAX
 square = defop("square", np.square, x=lambda g, x: 2 * g * F.conj(x),   jvp=ELEMENTWISE)
 xlogy = defop("xlogy", K.xlogy, x=lambda g, x, y: F.where((x == 0) & (y <= 0), 0.0, F.xlogy(g, y)),  # 0 where x = 0,
                                  y=lambda g, x, y: g * x / y, jvp=ELEMENTWISE)                       # y <= 0, as torch

@@ -47,16 +47,23 @@ def linear_jvp(input: Any, weight: Any, bias: Any, out: Any, input_t: Any = None
         total, batch + tuple(np.shape(out)))
 
 
-def _class_terms(input: Any, target: Any, weight: Any, ignore_index: int,
-                 reduction: str) -> tuple[Any, np.ndarray, int]:
-    """softmax(x) - onehot(t) along the class dim d, each target's weight in the reduced loss (0 where ignored; over
-    the summed weights for ``mean``), and d."""
+def target_shares(input: Any, target: Any, weight: Any, ignore_index: int,
+                  reduction: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """The targets (ignored ones set to 0), each target's weight in the reduced loss (0 where ignored; over the
+    summed weights for ``mean``) and the class dim d: the loss's derivatives are those of
+    -sum(share * log_softmax(x)[t]) (torch's, 0 where every target is ignored and the mean is NaN)."""
     dim = K.class_dim(input)
     index = np.asarray(target)  # integer: never part of a graph
     counted = index != ignore_index
     safe, w = K.target_weights(index, counted, weight, np.result_type(input))
-    share = K.mean_weights(w, counted) if reduction == "mean" else w
-    return F.softmax(input, dim) - K.one_hot(safe, np.shape(input)[dim], dim, w.dtype), share, dim
+    return safe, K.mean_weights(w, counted) if reduction == "mean" else w, dim
+
+
+def _class_terms(input: Any, target: Any, weight: Any, ignore_index: int,
+                 reduction: str) -> tuple[Any, np.ndarray, int]:
+    """softmax(x) - onehot(t) along the class dim d, each target's share of the loss (``target_shares``), and d."""
+    safe, share, dim = target_shares(input, target, weight, ignore_index, reduction)
+    return F.softmax(input, dim) - K.one_hot(safe, np.shape(input)[dim], dim, share.dtype), share, dim
 
 
 def _per_target(g: Any, w: np.ndarray, reduction: str) -> Any:
@@ -83,13 +90,13 @@ def cross_entropy_jvp(input_t: Any, input: Any, target: Any, weight: Any, ignore
     return F.sum(per, tuple(range(-np.ndim(w), 0)))
 
 
-_BCE_EPS = float(np.float32(1e-12))  # torch's EPSILON, a float32 constant (9.99999996e-13)
+BCE_EPS = float(np.float32(1e-12))  # torch's EPSILON, a float32 constant (9.99999996e-13)
 
 
 def _bce_slope(input: Any, target: Any) -> Any:
     """d/dx of -(t log x + (1 - t) log(1 - x)) = (x - t) / (x (1 - x)), the denominator kept >= 1e-12 as
     torch's (finite at x = 0 and 1; the clamped logs of the loss alone would give 0 * inf there)."""
-    return (input - target) / F.clamp(input * (1 - input), _BCE_EPS)
+    return (input - target) / F.clamp(input * (1 - input), BCE_EPS)
 
 
 def _spread(g: Any, d: Any, weight: Any, reduction: str, shape: tuple[int, ...]) -> Any:
