@@ -142,7 +142,8 @@ def measure(workload: Workload, variants: Mapping[str, Runner], repeat: int, min
     apart = [label for label in variants if label.startswith(APART)]
     reference = variants[workload.reference]()
     for labels in ([label for label in variants if label not in apart], apart):
-        verify(workload, {workload.reference: reference} | {label: variants[label]() for label in labels})  # warm-up
+        verify(workload, {workload.reference: reference}  # (its first call: a runner may change state, an SGD step)
+               | {label: variants[label]() for label in labels if label != workload.reference})  # also a warm-up
         loops = {label: max(1, math.ceil(min_sample / time_call(variants[label], 1, collect))) for label in labels}
         for r in range(repeat if labels else 0):
             for label in labels[r % len(labels):] + labels[:r % len(labels)]:

@@ -1,13 +1,14 @@
 """Smoke test of ``benchmarks/`` at tiny sizes: every variant computes the same gradient, and the harness
 runs end to end. Correctness only — timings are never asserted in tests."""
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pytest
 
 import funcgrad as fg
 from benchmarks import CHECKS, HIGHER_ORDER, TRANSFORMS, WORKLOADS, python_floor
-from benchmarks.harness import Workload, run, table, target_report, verify
+from benchmarks.harness import Workload, measure, run, table, target_report, verify
 
 
 def _outputs(workload: Workload, frameworks: frozenset[str] | None) -> dict[str, list[np.ndarray]]:
@@ -68,3 +69,26 @@ def test_the_python_floor_tape_differentiates_its_chains(name: str) -> None:
         y = (fg.sin(y) * 1.01 + 0.1) if name == "tiny-chain" else (y * 0.9999 + 0.0001)
     y.sum().backward()
     np.testing.assert_allclose(floor_grad, x.grad.data, rtol=1e-12)
+
+
+def test_measure_verifies_first_calls_and_times_jax_rows_apart() -> None:
+    """A runner may change state (an SGD step): each row is verified on its first call, the reference's included
+    (the reference called twice made convnet-step's check fail); rows starting with "jax" are timed after the
+    others' rounds."""
+    calls: list[str] = []
+
+    def counter(label: str) -> Any:
+        count = [0]
+
+        def runner() -> list[np.ndarray]:
+            count[0] += 1
+            calls.append(label)
+            return [np.array(float(count[0]))]
+        return runner
+
+    labels = ("numpy", "funcgrad", "jax jet", "torch")
+    workload = Workload("stateful", "a counter", lambda sizes, frameworks: {k: counter(k) for k in labels}, {}, {})
+    result = measure(workload, workload.build({}, None), repeat=2, min_sample=0.0)
+    assert set(result.samples) == set(labels)
+    jax = [i for i, label in enumerate(calls) if label == "jax jet"]
+    assert max(i for i, label in enumerate(calls) if label != "jax jet") < min(jax)  # (verify raised if not first calls)
