@@ -91,4 +91,4 @@ def test_measure_verifies_first_calls_and_times_jax_rows_apart() -> None:
     result = measure(workload, workload.build({}, None), repeat=2, min_sample=0.0)
     assert set(result.samples) == set(labels)
     jax = [i for i, label in enumerate(calls) if label == "jax jet"]
-    assert max(i for i, label in enumerate(calls) if label != "jax jet") < min(jax)  # (verify raised if not first calls)
+    assert max(i for i, label in enumerate(calls) if label != "jax jet") < min(jax)  # (verify checked first calls)
